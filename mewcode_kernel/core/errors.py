@@ -1,0 +1,89 @@
+"""Exceptions raised by the MewCode core.
+
+Two families, kept apart on purpose:
+
+Real errors, under one root::
+
+    MewcodeError
+     ├── ConfigError        a config file is unreadable or fails its schema
+     ├── ProviderError      the model provider failed after retries
+     │    └── ReplayMismatch a replayed request differs from the cassette
+     ├── ToolError          a tool refused its input or failed (becomes an error result)
+     └── SessionError       a session cannot be found or read
+
+Control-flow signals (not errors; the loop reacts to them):
+
+    TurnCancelled          the run was cancelled by the user
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "MewcodeError",
+    "ProviderError",
+    "ReplayMismatch",
+    "SessionError",
+    "ToolError",
+    "TurnCancelled",
+]
+
+
+class MewcodeError(Exception):
+    """Root of every error the core raises on purpose."""
+
+
+class ConfigError(MewcodeError):
+    """A config file could not be used. ``path``/``line``/``field`` say where."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.field = field
+        where = ""
+        if path:
+            where = path + (f":{line}" if line else "")
+        if field:
+            where = f"{where} ({field})" if where else field
+        super().__init__(f"{where}: {message}" if where else message)
+        self.message = message
+
+
+class ProviderError(MewcodeError):
+    """The provider failed for good. ``retryable`` says whether retrying could help."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        attempts: int = 1,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+        self.attempts = attempts
+
+
+class ReplayMismatch(ProviderError):
+    """A request did not match the recording, or recorded requests were left unused."""
+
+
+class ToolError(MewcodeError):
+    """A tool could not do what it was asked; the message is shown to the model."""
+
+
+class SessionError(MewcodeError):
+    """A session could not be found or read."""
+
+
+class TurnCancelled(Exception):  # noqa: N818 - a signal, not an error
+    """The running turn was cancelled; the conversation was left valid."""

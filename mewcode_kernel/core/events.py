@@ -1,0 +1,171 @@
+"""The event stream: what providers yield and what the agent loop yields.
+
+Two unions, kept apart: ``ModelEvent`` (one model response being streamed)
+and ``AgentEvent`` (a whole turn: model events plus tool calls, decisions and
+the end of the turn). Every event is a small frozen dataclass with a ``kind``
+discriminator, so front ends dispatch with ``getattr(self, "on_" + ev.kind)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .messages import Message, ToolResultBlock, ToolUseBlock
+from .usage import Usage
+
+__all__ = [
+    "AgentEvent",
+    "ApprovalRequested",
+    "AssistantMessage",
+    "ModelEvent",
+    "ModelRequestStarted",
+    "Notice",
+    "PermissionDecided",
+    "ResponseDone",
+    "RetryScheduled",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallStarted",
+    "ToolFinished",
+    "ToolStarted",
+    "TurnDone",
+]
+
+_EV = {"frozen": True, "kw_only": True, "slots": True}
+
+
+# --- model stream -----------------------------------------------------------
+
+
+@dataclass(**_EV)
+class TextDelta:
+    kind: Literal["text_delta"] = field(default="text_delta", init=False)
+    text: str
+
+
+@dataclass(**_EV)
+class ThinkingDelta:
+    kind: Literal["thinking_delta"] = field(default="thinking_delta", init=False)
+    text: str
+
+
+@dataclass(**_EV)
+class ToolCallStarted:
+    """The model began a tool call; its arguments are still streaming."""
+
+    kind: Literal["tool_call_started"] = field(default="tool_call_started", init=False)
+    id: str
+    name: str
+
+
+@dataclass(**_EV)
+class RetryScheduled:
+    """A transient provider failure; the request is retried after ``delay`` seconds."""
+
+    kind: Literal["retry_scheduled"] = field(default="retry_scheduled", init=False)
+    attempt: int
+    max_attempts: int
+    delay: float
+    reason: str
+
+
+@dataclass(**_EV)
+class ResponseDone:
+    """The whole response, assembled. Always the last event of a model stream."""
+
+    kind: Literal["response_done"] = field(default="response_done", init=False)
+    message: Message
+    stop_reason: str
+    usage: Usage
+    model: str = ""
+
+
+ModelEvent = TextDelta | ThinkingDelta | ToolCallStarted | RetryScheduled | ResponseDone
+
+
+# --- agent loop -------------------------------------------------------------
+
+
+@dataclass(**_EV)
+class ModelRequestStarted:
+    kind: Literal["model_request_started"] = field(default="model_request_started", init=False)
+    turn: int
+
+
+@dataclass(**_EV)
+class AssistantMessage:
+    """The model's message for one round, as appended to the conversation."""
+
+    kind: Literal["assistant_message"] = field(default="assistant_message", init=False)
+    message: Message
+    stop_reason: str
+    usage: Usage
+
+
+@dataclass(**_EV)
+class PermissionDecided:
+    kind: Literal["permission_decided"] = field(default="permission_decided", init=False)
+    call: ToolUseBlock
+    outcome: Literal["allow", "deny", "ask"]
+    reason: str
+    decided_by: str
+
+
+@dataclass(**_EV)
+class ApprovalRequested:
+    kind: Literal["approval_requested"] = field(default="approval_requested", init=False)
+    call: ToolUseBlock
+    reason: str
+
+
+@dataclass(**_EV)
+class ToolStarted:
+    kind: Literal["tool_started"] = field(default="tool_started", init=False)
+    call: ToolUseBlock
+
+
+@dataclass(**_EV)
+class ToolFinished:
+    kind: Literal["tool_finished"] = field(default="tool_finished", init=False)
+    call: ToolUseBlock
+    result: ToolResultBlock
+    duration: float
+
+
+@dataclass(**_EV)
+class Notice:
+    """Something the user should see that is not part of the conversation."""
+
+    kind: Literal["notice"] = field(default="notice", init=False)
+    level: Literal["info", "warning", "error"]
+    message: str
+
+
+@dataclass(**_EV)
+class TurnDone:
+    """The end of a user turn. ``reason``: end_turn, max_turns, cancelled, error, refusal, ..."""
+
+    kind: Literal["turn_done"] = field(default="turn_done", init=False)
+    reason: str
+    text: str
+    usage: Usage
+    session_usage: Usage
+    model_turns: int
+    error: str | None = None
+
+
+AgentEvent = (
+    TextDelta
+    | ThinkingDelta
+    | ToolCallStarted
+    | RetryScheduled
+    | ModelRequestStarted
+    | AssistantMessage
+    | PermissionDecided
+    | ApprovalRequested
+    | ToolStarted
+    | ToolFinished
+    | Notice
+    | TurnDone
+)
