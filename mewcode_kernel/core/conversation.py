@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 
 from .messages import Message, ToolResultBlock, ToolUseBlock
 
-__all__ = ["Conversation", "dangling_tool_calls", "close_dangling"]
+__all__ = ["Conversation", "close_dangling", "dangling_tool_calls"]
 
 CANCELLED_RESULT = "Tool call was not completed: the turn was interrupted before it ran or finished."
 

@@ -85,5 +85,5 @@ class SessionError(MewcodeError):
     """A session could not be found or read."""
 
 
-class TurnCancelled(Exception):  # noqa: N818 - a signal, not an error
+class TurnCancelled(Exception):
     """The running turn was cancelled; the conversation was left valid."""
