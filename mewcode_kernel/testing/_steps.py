@@ -1,0 +1,138 @@
+"""Script steps for ``ScriptedServer``: replies, error statuses, broken streams.
+
+Each step answers one request, rendered in the protocol of that request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..core.messages import Block, TextBlock, ThinkingBlock, ToolUseBlock
+from ..core.usage import Usage
+
+__all__ = [
+    "ERROR_MESSAGES",
+    "ERROR_TYPES",
+    "WireReply",
+    "WireStatus",
+    "WireStep",
+    "drop_after",
+    "reply",
+    "sse_error",
+    "status",
+]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class WireReply:
+    """A streamed reply. ``cut_after``: end the stream after that many SSE
+    frames (the connection drops mid-body); ``error``: (type, message) of an
+    ``event: error`` frame sent after ``cut_after`` frames instead."""
+
+    blocks: tuple[Block, ...] = ()
+    stop_reason: str | None = None
+    usage: Usage = field(default_factory=lambda: Usage(input_tokens=10, output_tokens=5))
+    model: str | None = None
+    cut_after: int | None = None
+    error: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class WireStatus:
+    """An HTTP error response. ``body`` defaults to the protocol's error JSON."""
+
+    status: int
+    body: dict[str, Any] | str | None = None
+    error_type: str | None = None
+    message: str | None = None
+    retry_after: float | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+WireStep = WireReply | WireStatus | Callable[[dict[str, Any]], WireReply | WireStatus]
+"""A script entry: a reply, a status, or a function of the request body returning one."""
+
+
+def reply(
+    *blocks: Block | str,
+    text: str | None = None,
+    thinking: str | None = None,
+    tool_calls: Iterable[tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str]] = (),
+    stop_reason: str | None = None,
+    usage: Usage | None = None,
+    model: str | None = None,
+) -> WireReply:
+    """A streamed reply. Positional blocks (or strings, for text) come first, in
+    order; then ``thinking``, ``text`` and ``tool_calls`` ((name, args) or
+    (name, args, id)). The stop reason defaults to ``tool_use`` when the reply
+    calls a tool, else ``end_turn``; ``model`` defaults to the requested one."""
+    built: list[Block] = [TextBlock(text=b) if isinstance(b, str) else b for b in blocks]
+    if thinking is not None:
+        built.append(ThinkingBlock(thinking=thinking, signature=""))
+    if text is not None:
+        built.append(TextBlock(text=text))
+    for call in tool_calls:
+        call_id = call[2] if len(call) > 2 else ""
+        built.append(ToolUseBlock(id=call_id, name=call[0], input=call[1]))
+    return WireReply(
+        blocks=tuple(built),
+        stop_reason=stop_reason,
+        usage=usage or Usage(input_tokens=10, output_tokens=5),
+        model=model,
+    )
+
+
+def status(
+    code: int,
+    body: dict[str, Any] | str | None = None,
+    *,
+    error_type: str | None = None,
+    message: str | None = None,
+    retry_after: float | None = None,
+) -> WireStatus:
+    """An HTTP error: e.g. ``status(529)``, ``status(429, retry_after=0)``."""
+    return WireStatus(
+        status=code, body=body, error_type=error_type, message=message, retry_after=retry_after
+    )
+
+
+def drop_after(n_events: int, then: WireReply | None = None) -> WireReply:
+    """``then`` (default: a short text reply) with the connection cut after ``n_events`` SSE frames."""
+    base = then or reply(text="This reply is cut off before its end.")
+    return replace(base, cut_after=n_events)
+
+
+def sse_error(
+    error_type: str = "overloaded_error",
+    message: str | None = None,
+    *,
+    after: int = 3,
+    then: WireReply | None = None,
+) -> WireReply:
+    """``then`` (default: a short text reply) interrupted by an ``event: error``
+    frame after ``after`` frames; the stream ends there."""
+    base = then or reply(text="This reply fails half way through.")
+    return replace(
+        base,
+        cut_after=after,
+        error=(error_type, message or ERROR_MESSAGES.get(error_type, error_type)),
+    )
+
+
+ERROR_MESSAGES = {
+    "overloaded_error": "Overloaded",
+    "rate_limit_error": "Rate limited",
+    "api_error": "Internal server error",
+}
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
