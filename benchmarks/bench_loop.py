@@ -34,7 +34,9 @@ async def one_run(root: Path) -> tuple[float, float]:
     script = [reply(f"step {i}", tool_call("noop", {"n": i})) for i in range(TURNS - 1)]
     script.append(reply("finished"))
     model = ScriptedModel(script)
-    agent = Agent(provider=model, tools=ToolRegistry([noop]), ctx=ToolContext(root=root), max_turns=TURNS)
+    agent = Agent(
+        provider=model, tools=ToolRegistry([noop]), ctx=ToolContext(root=root), max_turns=TURNS
+    )
     tool_time = 0.0
     start = time.perf_counter()
     async for event in agent.run(Conversation(), "go"):

@@ -561,3 +561,21 @@ async def test_secrets_stay_out_of_errors() -> None:
     assert API_KEY not in "".join(traceback.format_exception(info.value))
     assert "authentication_error" in str(info.value)
     assert info.value.retryable is False
+
+
+def test_consecutive_same_role_messages_are_merged() -> None:
+    from mewcode_kernel.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+    from mewcode_kernel.core.providers.anthropic import to_anthropic_request
+    from mewcode_kernel.core.providers.base import ModelRequest
+
+    msgs = [
+        Message(role="user", content=[TextBlock(text="go")]),
+        Message(role="assistant", content=[ToolUseBlock(id="t1", name="bash", input={})]),
+        Message(role="user", content=[ToolResultBlock(tool_use_id="t1", content="x", is_error=True)]),
+        Message(role="user", content=[TextBlock(text="next")]),
+    ]
+    body = to_anthropic_request(ModelRequest(system="s", messages=msgs), "m", 100)
+    roles = [m["role"] for m in body["messages"]]
+    assert roles == ["user", "assistant", "user"]
+    last = body["messages"][-1]["content"]
+    assert [b["type"] for b in last] == ["tool_result", "text"]

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 import httpx2
 
-from ..errors import ProviderError
+from ..errors import MewcodeError, ProviderError
 from ..events import ModelEvent, RetryScheduled
 
 __all__ = [
@@ -233,6 +233,11 @@ async def stream_with_retry(
         except ProviderError:
             raise
         except Exception as exc:
+            # Our own transports (replay) raise MewcodeErrors that the SDKs wrap as
+            # connection errors; they are final, never a reason to retry.
+            own = _own_error(exc)
+            if own is not None:
+                raise own from None
             failure = classify(exc)
             if failure is None:
                 raise
@@ -261,3 +266,14 @@ async def stream_with_retry(
             reason=reason,
         )
         await policy.sleep(delay)
+
+
+def _own_error(exc: BaseException) -> MewcodeError | None:
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, MewcodeError):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None

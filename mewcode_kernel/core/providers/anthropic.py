@@ -125,7 +125,13 @@ def to_anthropic_request(request: ModelRequest, model: str, max_tokens: int) -> 
     messages: list[dict[str, Any]] = []
     for message in request.messages:
         content = [b for b in (_block(x) for x in message.content) if b is not None]
-        if content:
+        if not content:
+            continue
+        # Consecutive messages of one role (tool results then a new prompt, or an
+        # interrupted turn) are merged: the API wants the roles to alternate.
+        if messages and messages[-1]["role"] == message.role:
+            messages[-1]["content"].extend(content)
+        else:
             messages.append({"role": message.role, "content": content})
     if messages:
         for block in reversed(messages[-1]["content"]):

@@ -1,0 +1,95 @@
+"""The schema of one config file (``.mewcode.yaml`` or ``~/.mewcode/config.yaml``).
+
+Every field is optional here: a project file may override a single field of a
+provider the user file defines, so completeness is checked after layering.
+Unknown keys are rejected by the schema and turned into warnings by the loader.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveInt,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
+
+__all__ = ["ConfigFile", "McpServerEntry", "PermissionsSection", "ProviderEntry"]
+
+WireProtocol = Literal["anthropic", "openai"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ProviderEntry(_Section):
+    """``providers.<name>``: one model endpoint."""
+
+    protocol: WireProtocol | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    context_window: PositiveInt | None = None
+    max_tokens: PositiveInt | None = None
+
+
+class PermissionsSection(_Section):
+    """``permissions``: rule strings, parsed later by the permission engine."""
+
+    allow: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+
+    @field_validator("allow", "ask", "deny", mode="before")
+    @classmethod
+    def _one_rule_is_a_list(cls, value: Any) -> Any:
+        if value is None:
+            return []
+        return [value] if isinstance(value, str) else value
+
+
+class McpServerEntry(_Section):
+    """``mcp_servers.<name>``: shape checked lightly; ``type`` is inferred
+    from ``command`` (stdio) or ``url`` (http) when left out. Numbers in
+    ``args``/``env``/``headers`` are taken as strings (``PORT: 8080``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
+    type: Literal["stdio", "http"] | None = None
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict, repr=False)
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict, repr=False)
+
+    @model_validator(mode="after")
+    def _transport_is_complete(self) -> McpServerEntry:
+        kind = self.type or ("http" if self.url and not self.command else "stdio")
+        if kind == "stdio" and not self.command:
+            raise ValueError("a stdio server needs 'command'")
+        if kind == "http" and not self.url:
+            raise ValueError("an http server needs 'url'")
+        if self.type is None:
+            object.__setattr__(self, "type", kind)
+        return self
+
+
+class ConfigFile(_Section):
+    """The whole file. Named lists of providers are normalised to mappings
+    before validation (see ``_layer``)."""
+
+    providers: dict[str, ProviderEntry] = Field(default_factory=dict)
+    default_provider: str | None = None
+    default_model: str | None = None
+    permissions: PermissionsSection = Field(default_factory=PermissionsSection)
+    mcp_servers: dict[str, McpServerEntry] = Field(default_factory=dict)
+
+    @field_validator("providers", "mcp_servers", "permissions", mode="before")
+    @classmethod
+    def _null_is_empty(cls, value: Any) -> Any:
+        return {} if value is None else value

@@ -1,0 +1,258 @@
+"""``load_config``: read the user and project files and layer them.
+
+Layering rules (user first, then project on top):
+
+* ``default_provider`` / ``default_model``: the project value wins.
+* ``providers``: merged per entry *and per field*; a project entry that only
+  says ``model: x`` keeps the user entry's other fields. One exception guards
+  the user's key: when the project entry changes ``protocol`` or ``base_url``
+  and does not set ``api_key`` itself, the user's ``api_key`` is not
+  inherited (it would otherwise be sent to an endpoint it was not meant for).
+* ``mcp_servers``: a project entry replaces the user entry of the same name
+  whole (command, args and env belong together).
+* ``permissions``: both files' rules are kept, user rules first; each rule
+  remembers its file and line.
+
+``${VAR}`` / ``${VAR:-default}`` are expanded in provider ``api_key`` and
+``base_url`` only, from the ``env`` mapping given. With no configured provider
+at all, ``anthropic`` / ``openai`` exist when their SDK key variable is set.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+from ..errors import ConfigError
+from ._expand import expand_vars
+from ._layer import Layer, load_layer
+from .providers import ENV_API_KEY, ENV_BASE_URL, default_model
+from .resolved import ConfiguredProvider, ConfiguredRule, McpServerConfig, ResolvedConfig
+
+__all__ = ["PROJECT_CONFIG", "USER_CONFIG", "load_config"]
+
+PROJECT_CONFIG = ".mewcode.yaml"
+USER_CONFIG = Path(".mewcode") / "config.yaml"
+
+_EXPANDED = ("api_key", "base_url")
+
+
+def load_config(
+    root: Path, home: Path | None = None, env: Mapping[str, str] | None = None
+) -> ResolvedConfig:
+    """Load ``<home>/.mewcode/config.yaml`` then ``<root>/.mewcode.yaml``.
+
+    Never raises for a bad file: a file that cannot be used is skipped and
+    every problem lands in ``ResolvedConfig.warnings``. ``home`` defaults to
+    the user's home directory and ``env`` to ``os.environ`` (pass both in tests).
+    """
+    env = os.environ if env is None else env
+    if home is None:
+        try:
+            home = Path.home()
+        except RuntimeError:
+            home = None
+    paths = ([home / USER_CONFIG] if home is not None else []) + [root / PROJECT_CONFIG]
+    layers: list[Layer] = []
+    warnings: list[ConfigError] = []
+    for path in paths:
+        layer, problems = load_layer(path)
+        warnings += problems
+        if layer is not None:
+            layers.append(layer)
+
+    providers = _merge_providers(layers, env)
+    invalid: dict[str, ConfigError] = {}
+    for layer in layers:
+        invalid.update(layer.invalid_providers)
+    if not providers and not invalid:
+        providers = _env_providers(env)
+    for name in providers:
+        invalid.pop(name, None)
+
+    default_provider: str | None = None
+    default_at: tuple[str, int | None] | None = None
+    default_model_: str | None = None
+    for layer in layers:
+        fields = layer.file.model_fields_set
+        if "default_provider" in fields:
+            default_provider = layer.file.default_provider
+            default_at = (str(layer.path), layer.line_of(("default_provider",)))
+        if "default_model" in fields:
+            default_model_ = layer.file.default_model
+
+    return ResolvedConfig(
+        root=root,
+        files=tuple(layer.path for layer in layers),
+        providers=providers,
+        invalid_providers=invalid,
+        default_provider=default_provider,
+        default_provider_at=default_at,
+        default_model=default_model_,
+        env_provider=env.get("MEWCODE_PROVIDER") or None,
+        env_model=env.get("MEWCODE_MODEL") or None,
+        permission_rules=tuple(r for layer in layers for r in _rules(layer)),
+        mcp_servers=_merge_servers(layers),
+        warnings=warnings,
+    )
+
+
+class _Draft:
+    """One provider's fields while layers are merged; problems kept per field
+    so a later layer that overrides a field also clears its problem."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.values: dict[str, Any] = {}
+        self.problems: dict[str, ConfigError] = {}
+        self.origin = ""
+        self.path = ""
+        self.line: int | None = None
+
+    def overlay(self, layer: Layer, env: Mapping[str, str]) -> None:
+        entry = layer.file.providers[self.name]
+        fields = entry.model_fields_set
+        new: dict[str, Any] = {f: getattr(entry, f) for f in fields}
+        problems: dict[str, ConfigError] = {}
+        for f in _EXPANDED:
+            raw = new.get(f)
+            if raw is None:
+                continue
+            text = raw.get_secret_value() if isinstance(raw, SecretStr) else raw
+            value, missing = expand_vars(text, env)
+            if missing:
+                names = ", ".join(f"${{{m}}}" for m in missing)
+                problems[f] = ConfigError(
+                    f"{f} uses {names}, which is not set",
+                    path=str(layer.path),
+                    line=layer.line_of(("providers", self.name, f)),
+                    field=f"providers.{self.name}.{f}",
+                )
+            new[f] = value or None
+        if self.values and "api_key" not in fields:
+            moved = any(
+                f in fields and new[f] != self.values.get(f) for f in ("protocol", "base_url")
+            )
+            if moved:
+                self.values.pop("api_key", None)
+                self.problems.pop("api_key", None)
+        for f in fields:
+            self.problems.pop(f, None)
+        self.values.update(new)
+        self.problems.update(problems)
+        self.path = str(layer.path)
+        self.line = layer.line_of(("providers", self.name))
+        self.origin = f"{self.path}:{self.line}" if self.line else self.path
+
+    def build(self, env: Mapping[str, str]) -> ConfiguredProvider:
+        v = self.values
+        problems = list(self.problems.values())
+        # ``providers: {anthropic: {model: ...}}`` needs no protocol line.
+        protocol = v.get("protocol") or (self.name if self.name in ENV_API_KEY else None)
+        base_url = v.get("base_url")
+        api_key = v.get("api_key")
+        if protocol is None:
+            problems.insert(
+                0,
+                ConfigError(
+                    f"provider {self.name!r} has no 'protocol' (anthropic or openai)",
+                    path=self.path,
+                    line=self.line,
+                    field=f"providers.{self.name}.protocol",
+                ),
+            )
+        elif base_url is not None and not v.get("model"):
+            # Defaults are for the official endpoints; a custom server needs its model named.
+            problems.append(
+                ConfigError(
+                    f"provider {self.name!r} sets base_url but no 'model'",
+                    path=self.path,
+                    line=self.line,
+                    field=f"providers.{self.name}.model",
+                )
+            )
+        elif base_url is None and "base_url" not in self.problems:
+            # The official endpoint: the SDK's own variables apply, as in the SDK.
+            base_url = env.get(ENV_BASE_URL[protocol]) or None
+            if api_key is None and "api_key" not in self.problems:
+                api_key = env.get(ENV_API_KEY[protocol]) or None
+                if api_key is None and base_url is None:
+                    problems.append(
+                        ConfigError(
+                            f"no API key: set api_key in this entry or {ENV_API_KEY[protocol]}",
+                            path=self.path,
+                            line=self.line,
+                            field=f"providers.{self.name}.api_key",
+                        )
+                    )
+        return ConfiguredProvider(
+            name=self.name,
+            protocol=protocol,
+            model=v.get("model"),
+            base_url=base_url,
+            api_key=SecretStr(api_key) if api_key else None,
+            context_window=v.get("context_window"),
+            max_tokens=v.get("max_tokens"),
+            origin=self.origin,
+            problems=tuple(problems),
+        )
+
+
+def _merge_providers(layers: list[Layer], env: Mapping[str, str]) -> dict[str, ConfiguredProvider]:
+    drafts: dict[str, _Draft] = {}
+    for layer in layers:
+        for name in layer.file.providers:
+            drafts.setdefault(name, _Draft(name)).overlay(layer, env)
+    return {name: draft.build(env) for name, draft in drafts.items()}
+
+
+def _env_providers(env: Mapping[str, str]) -> dict[str, ConfiguredProvider]:
+    out: dict[str, ConfiguredProvider] = {}
+    for protocol in ("anthropic", "openai"):
+        key = env.get(ENV_API_KEY[protocol])
+        if key:
+            out[protocol] = ConfiguredProvider(
+                name=protocol,
+                protocol=protocol,
+                model=default_model(protocol),
+                base_url=env.get(ENV_BASE_URL[protocol]) or None,
+                api_key=SecretStr(key),
+                origin=f"environment ({ENV_API_KEY[protocol]})",
+            )
+    return out
+
+
+def _rules(layer: Layer) -> list[ConfiguredRule]:
+    perms = layer.file.permissions
+    return [
+        ConfiguredRule(
+            action=action,
+            rule=rule,
+            source=str(layer.path),
+            line=layer.line_of(("permissions", action, i)),
+        )
+        for action in ("allow", "ask", "deny")
+        for i, rule in enumerate(getattr(perms, action))
+    ]
+
+
+def _merge_servers(layers: list[Layer]) -> dict[str, McpServerConfig]:
+    out: dict[str, McpServerConfig] = {}
+    for layer in layers:
+        for name, entry in layer.file.mcp_servers.items():
+            out[name] = McpServerConfig(
+                name=name,
+                type=entry.type or "stdio",
+                command=entry.command,
+                args=tuple(entry.args),
+                env=dict(entry.env),
+                url=entry.url,
+                headers=dict(entry.headers),
+                source=str(layer.path),
+                line=layer.line_of(("mcp_servers", name)),
+            )
+    return out

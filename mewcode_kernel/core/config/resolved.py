@@ -1,0 +1,182 @@
+"""The layered result of loading config, and provider selection."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import SecretStr
+
+from ..errors import ConfigError
+from .providers import (
+    REPLAY_PROVIDER,
+    ProviderSettings,
+    default_context_window,
+    default_max_tokens,
+    default_model,
+)
+
+__all__ = ["ConfiguredProvider", "ConfiguredRule", "McpServerConfig", "ResolvedConfig"]
+
+RuleAction = Literal["allow", "ask", "deny"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ConfiguredProvider:
+    """A provider after layering and ``${VAR}`` expansion. ``problems`` is
+    non-empty when it cannot be used; they are raised when it is selected."""
+
+    name: str
+    protocol: Literal["anthropic", "openai"] | None
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    context_window: int | None = None
+    max_tokens: int | None = None
+    origin: str = ""
+    problems: tuple[ConfigError, ...] = ()
+
+    @property
+    def usable(self) -> bool:
+        return not self.problems
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ConfiguredRule:
+    """One permission rule string and the file (and line) it came from."""
+
+    action: RuleAction
+    rule: str
+    source: str
+    line: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class McpServerConfig:
+    """An ``mcp_servers`` entry, stored as written (``${VAR}`` in ``env`` and
+    ``headers`` is expanded by the MCP layer when it connects)."""
+
+    name: str
+    type: Literal["stdio", "http"]
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    source: str = ""
+    line: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResolvedConfig:
+    """User config overlaid by project config. Never holds the environment
+    itself; secrets are ``SecretStr`` and hidden from ``repr``.
+
+    ``warnings`` lists every problem met while loading (files ignored, entries
+    dropped, unknown keys), each naming its file and line, for front ends.
+    """
+
+    root: Path
+    files: tuple[Path, ...] = ()
+    providers: Mapping[str, ConfiguredProvider] = field(default_factory=dict)
+    invalid_providers: Mapping[str, ConfigError] = field(default_factory=dict)
+    default_provider: str | None = None
+    default_provider_at: tuple[str, int | None] | None = None
+    default_model: str | None = None
+    env_provider: str | None = None
+    env_model: str | None = None
+    permission_rules: tuple[ConfiguredRule, ...] = ()
+    mcp_servers: Mapping[str, McpServerConfig] = field(default_factory=dict)
+    warnings: list[ConfigError] = field(default_factory=list)
+
+    def available_providers(self) -> list[str]:
+        """Names that ``select_provider`` accepts (``replay`` always exists)."""
+        names = list(self.providers)
+        if REPLAY_PROVIDER not in names:
+            names.append(REPLAY_PROVIDER)
+        return names
+
+    def default_provider_name(self) -> str:
+        """``MEWCODE_PROVIDER``, else ``default_provider``, else ``anthropic``,
+        else ``openai``, else the first configured provider, else ``replay``."""
+        if self.env_provider:
+            return self.env_provider
+        if self.default_provider:
+            return self.default_provider
+        for name in ("anthropic", "openai"):
+            if name in self.providers:
+                return name
+        return next(iter(self.providers), REPLAY_PROVIDER)
+
+    def select_provider(
+        self, name: str | None = None, model: str | None = None
+    ) -> ProviderSettings:
+        """Resolve the provider to use.
+
+        ``name=None`` picks the default (see ``default_provider_name``). The
+        model is ``model`` if given; else, for the default provider,
+        ``MEWCODE_MODEL`` then ``default_model``; else the provider's own
+        model, else the protocol's default. Raises ``ConfigError`` for an
+        unknown name (listing the available ones) or an unusable provider.
+        """
+        default = self.default_provider_name()
+        chosen = name or default
+        is_default = chosen == default
+        if model is None and is_default:
+            model = self.env_model or self.default_model
+        entry = self.providers.get(chosen)
+        if entry is None:
+            if chosen == REPLAY_PROVIDER:
+                return _replay_settings(model)
+            raise self._unknown(chosen, from_default=name is None)
+        if entry.problems or entry.protocol is None:
+            first = entry.problems[0]
+            detail = "; ".join(p.message for p in entry.problems)
+            raise ConfigError(
+                f"provider {chosen!r} cannot be used: {detail}",
+                path=first.path,
+                line=first.line,
+                field=first.field,
+            )
+        resolved_model = model or entry.model or default_model(entry.protocol)
+        return ProviderSettings(
+            name=chosen,
+            protocol=entry.protocol,
+            model=resolved_model,
+            base_url=entry.base_url,
+            api_key=entry.api_key,
+            context_window=entry.context_window
+            or default_context_window(entry.protocol, resolved_model),
+            max_tokens=entry.max_tokens or default_max_tokens(entry.protocol, resolved_model),
+            origin=entry.origin,
+        )
+
+    def _unknown(self, name: str, *, from_default: bool) -> ConfigError:
+        if name in self.invalid_providers:
+            bad = self.invalid_providers[name]
+            return ConfigError(
+                f"provider {name!r} cannot be used: {bad.message}",
+                path=bad.path,
+                line=bad.line,
+                field=bad.field,
+            )
+        available = ", ".join(self.available_providers())
+        message = f"unknown provider {name!r}; available: {available}"
+        if from_default and self.env_provider:
+            return ConfigError(f"{message} (from MEWCODE_PROVIDER)")
+        if from_default and self.default_provider_at is not None:
+            path, line = self.default_provider_at
+            return ConfigError(message, path=path, line=line, field="default_provider")
+        return ConfigError(message)
+
+
+def _replay_settings(model: str | None) -> ProviderSettings:
+    return ProviderSettings(
+        name=REPLAY_PROVIDER,
+        protocol="replay",
+        model=model or default_model("replay"),
+        context_window=default_context_window("replay", ""),
+        origin="offline replay of recorded sessions",
+    )

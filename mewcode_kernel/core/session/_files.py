@@ -1,0 +1,133 @@
+"""Paths of the on-disk layout, the line format, and durable file writes.
+
+Layout: ``<root>/.mewcode/sessions/<id>/conversation.jsonl`` and ``meta.json``.
+
+Line format of ``conversation.jsonl``: one JSON object per line, ``\\n``
+terminated. A line with a ``role`` key is a ``Message``
+(``Message.model_dump_json()``); a line with a string ``type`` key is a
+marker (e.g. ``{"type": "compact_marker", ...}``) whose kinds later code
+defines; readers ignore kinds they do not know. Anything else is corrupt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..messages import Message
+
+__all__ = [
+    "CONVERSATION_FILE",
+    "META_FILE",
+    "SESSIONS_DIR",
+    "SessionMarker",
+    "atomic_write",
+    "decode_line",
+    "encode_marker",
+    "encode_message",
+    "sessions_dir",
+]
+
+SESSIONS_DIR = Path(".mewcode") / "sessions"
+CONVERSATION_FILE = "conversation.jsonl"
+META_FILE = "meta.json"
+
+_MESSAGE_PREFIX = b'{"role"'
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SessionMarker:
+    """A non-message line. ``position`` is how many messages preceded it."""
+
+    type: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+    position: int = 0
+
+
+def sessions_dir(root: Path) -> Path:
+    """Where the sessions of project ``root`` live."""
+    return root / SESSIONS_DIR
+
+
+def encode_message(message: Message) -> bytes:
+    """One line (with its newline) for ``message``."""
+    return message.model_dump_json().encode() + b"\n"
+
+
+def encode_marker(kind: str, data: Mapping[str, Any] | None = None) -> bytes:
+    """One marker line; ``kind`` becomes the ``type`` key."""
+    if not kind or kind == "message":
+        raise ValueError(f"invalid marker type {kind!r}")
+    record = {**(data or {}), "type": kind}
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def decode_line(line: bytes) -> Message | tuple[str, dict[str, Any]] | None:
+    """A message, a ``(type, record)`` marker, or ``None`` for a corrupt line."""
+    if line.startswith(_MESSAGE_PREFIX):
+        # What our writer produces: validate straight from the bytes.
+        try:
+            return Message.model_validate_json(line)
+        except ValidationError:
+            return None
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    if "role" in record:
+        try:
+            return Message.model_validate(record)
+        except ValidationError:
+            return None
+    kind = record.get("type")
+    return (kind, record) if isinstance(kind, str) else None
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so readers see the old or the new file,
+    never a mix, and the new one survives a crash once this returns."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until every byte is written."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename or a new file in ``path`` durable (best effort)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

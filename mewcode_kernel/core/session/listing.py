@@ -1,0 +1,101 @@
+"""Listing the sessions of a project, newest activity first, cheaply: meta,
+file times and a line count; conversations are not parsed."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ._files import CONVERSATION_FILE, META_FILE, sessions_dir
+from .load import first_prompt_in
+from .meta import SessionMeta, read_meta
+
+__all__ = ["SessionInfo", "list_sessions"]
+
+_MESSAGE_LINE = b'\n{"role"'
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SessionInfo:
+    """One row of a session listing. ``meta_ok`` is false when ``meta.json``
+    was missing or corrupt and the row was rebuilt from what the files show."""
+
+    id: str
+    path: Path
+    created: datetime | None
+    updated: datetime
+    first_prompt: str
+    message_count: int
+    provider: str | None = None
+    model: str | None = None
+    title: str | None = None
+    meta_ok: bool = True
+
+
+def list_sessions(root: Path, *, prompt_chars: int = 80) -> list[SessionInfo]:
+    """Sessions of project ``root``, most recently active first.
+    ``first_prompt`` is collapsed to one line of at most ``prompt_chars``."""
+    directory = sessions_dir(root)
+    try:
+        entries = [e for e in os.scandir(directory) if e.is_dir() and not e.name.startswith(".")]
+    except OSError:
+        return []
+    out = [info for e in entries if (info := _info(Path(e.path), prompt_chars)) is not None]
+    out.sort(key=lambda s: (s.updated, s.id), reverse=True)
+    return out
+
+
+def _info(path: Path, prompt_chars: int) -> SessionInfo | None:
+    conversation = path / CONVERSATION_FILE
+    times = [_mtime(conversation), _mtime(path / META_FILE)]
+    if times == [None, None]:
+        return None  # not a session directory
+    meta = read_meta(path)
+    meta_ok = meta is not None and meta.id == path.name
+    if meta is None or not meta_ok:
+        meta = SessionMeta.guessed(path.name)
+    prompt = meta.first_prompt or first_prompt_in(conversation) or ""
+    known = [t for t in (*times, meta.updated, meta.created) if t is not None]
+    return SessionInfo(
+        id=path.name,
+        path=path,
+        created=meta.created,
+        updated=max(known),
+        first_prompt=_one_line(prompt, prompt_chars),
+        message_count=count_messages(conversation),
+        provider=meta.provider,
+        model=meta.model,
+        title=meta.title,
+        meta_ok=meta_ok,
+    )
+
+
+def count_messages(path: Path) -> int:
+    """Message lines in a conversation file, counted without parsing (lines
+    our writer starts with ``{"role"``; markers are not counted)."""
+    count = 0
+    carry = b"\n"  # the start of the file counts as a line start
+    try:
+        with path.open("rb") as f:
+            while chunk := f.read(_CHUNK):
+                buffer = carry + chunk
+                count += buffer.count(_MESSAGE_LINE)
+                carry = buffer[-(len(_MESSAGE_LINE) - 1) :]
+    except OSError:
+        return 0
+    return count
+
+
+def _mtime(path: Path) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    except OSError:
+        return None
+
+
+def _one_line(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"

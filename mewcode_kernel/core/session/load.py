@@ -1,0 +1,173 @@
+"""Reading a stored session back: tolerant of corrupt and truncated lines."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import gc
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..conversation import Conversation
+from ..errors import SessionError
+from ..messages import Message
+from ._files import CONVERSATION_FILE, SessionMarker, decode_line, sessions_dir
+from .meta import PROMPT_KEEP_CHARS, SessionMeta, read_meta
+
+__all__ = [
+    "LoadedSession",
+    "first_prompt_in",
+    "load_session",
+    "read_conversation",
+    "resolve_session_id",
+]
+
+# How far into a conversation to look for the first prompt when meta lacks it.
+_PROMPT_SCAN_LINES = 200
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LoadedSession:
+    """A session read from disk.
+
+    ``messages`` is ready to continue: dangling tool calls are answered by
+    error results (``closed_dangling`` of them), and the messages doing so are
+    also in ``unsaved`` (not on disk yet; ``SessionStore.resume`` writes them).
+    ``skipped_lines`` counts corrupt lines, including a truncated last line
+    (``truncated_tail``) left by a crash mid-write.
+    """
+
+    id: str
+    path: Path
+    meta: SessionMeta
+    messages: list[Message]
+    markers: tuple[SessionMarker, ...] = ()
+    skipped_lines: int = 0
+    truncated_tail: bool = False
+    closed_dangling: int = 0
+    unsaved: tuple[Message, ...] = ()
+
+
+def load_session(root: Path, session_id: str) -> LoadedSession:
+    """Load session ``session_id`` (a unique prefix is enough) of project ``root``.
+
+    Raises ``SessionError`` for an unknown or ambiguous id, or an unreadable file.
+    """
+    sid = resolve_session_id(root, session_id)
+    directory = sessions_dir(root) / sid
+    messages, markers, skipped, truncated = read_conversation(directory / CONVERSATION_FILE)
+    unsaved: list[Message] = []
+    conversation = Conversation(messages, on_append=unsaved.append)
+    closed = conversation.close_dangling()
+    return LoadedSession(
+        id=sid,
+        path=directory,
+        meta=read_meta(directory) or SessionMeta.guessed(sid),
+        messages=conversation.messages,
+        markers=tuple(markers),
+        skipped_lines=skipped,
+        truncated_tail=truncated,
+        closed_dangling=closed,
+        unsaved=tuple(unsaved),
+    )
+
+
+def read_conversation(path: Path) -> tuple[list[Message], list[SessionMarker], int, bool]:
+    """Parse a ``conversation.jsonl``: ``(messages, markers, skipped_lines,
+    truncated_tail)``. A missing file reads as empty; blank lines are ignored."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return [], [], 0, False
+    except OSError as exc:
+        raise SessionError(f"cannot read {path}: {exc.strerror}") from None
+    lines = data.split(b"\n")  # never splitlines(): JSON strings may hold U+2028 etc.
+    tail = lines.pop()  # b"" when the file ends with a newline
+    with _gc_paused():
+        return _parse(lines, tail)
+
+
+def _parse(lines: list[bytes], tail: bytes) -> tuple[list[Message], list[SessionMarker], int, bool]:
+    messages: list[Message] = []
+    markers: list[SessionMarker] = []
+    skipped = 0
+    for line in lines:
+        if not line or line.isspace():
+            continue
+        item = decode_line(line)
+        if isinstance(item, Message):
+            messages.append(item)
+        elif item is None:
+            skipped += 1
+        else:
+            markers.append(SessionMarker(type=item[0], data=item[1], position=len(messages)))
+    truncated = False
+    if tail and not tail.isspace():
+        # An unterminated last line: a crash mid-write, unless it happens to be whole.
+        item = decode_line(tail)
+        if isinstance(item, Message):
+            messages.append(item)
+        elif item is None:
+            skipped += 1
+            truncated = True
+        else:
+            markers.append(SessionMarker(type=item[0], data=item[1], position=len(messages)))
+    return messages, markers, skipped, truncated
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Building tens of thousands of models triggers repeated full collections
+    that find nothing (the new objects hold no cycles); pausing the collector
+    for the parse halves the load time of a large session."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def resolve_session_id(root: Path, session_id: str) -> str:
+    """The stored id that ``session_id`` names: itself, or the one stored id it
+    is a prefix of. Raises ``SessionError`` naming close matches otherwise."""
+    directory = sessions_dir(root)
+    try:
+        known = sorted(
+            e.name for e in os.scandir(directory) if e.is_dir() and not e.name.startswith(".")
+        )
+    except FileNotFoundError:
+        known = []
+    except OSError as exc:
+        raise SessionError(f"cannot read {directory}: {exc.strerror}") from None
+    wanted = session_id.strip()
+    if wanted in known:
+        return wanted
+    matches = [k for k in known if wanted and k.startswith(wanted)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
+        raise SessionError(f"session id {session_id!r} is ambiguous: {shown}")
+    if not known:
+        raise SessionError(f"no session {session_id!r}: there are no stored sessions in {root}")
+    close = difflib.get_close_matches(wanted, known, n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; newest is {known[-1]}"
+    raise SessionError(f"no session {session_id!r}{hint}")
+
+
+def first_prompt_in(path: Path, *, max_lines: int = _PROMPT_SCAN_LINES) -> str | None:
+    """The text of the first user message with text among the first lines of a
+    conversation file (used when meta lacks it)."""
+    try:
+        with path.open("rb") as f:
+            for _, line in zip(range(max_lines), f, strict=False):
+                item = decode_line(line.rstrip(b"\n"))
+                if isinstance(item, Message) and item.role == "user" and item.text.strip():
+                    return item.text.strip()[:PROMPT_KEEP_CHARS]
+    except OSError:
+        return None
+    return None

@@ -1,0 +1,215 @@
+"""Writing sessions: ``SessionStore`` creates or reopens one, ``SessionWriter``
+appends to it durably.
+
+Each append is one ``write`` of a whole line to an ``O_APPEND`` descriptor
+followed by ``fsync``, so a crash loses nothing already appended and can at
+worst leave a partial last line, which readers skip and which the next writer
+terminates before appending. Only messages and ``meta.json`` are written:
+provider names and models, never keys or URLs.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from ..errors import SessionError
+from ..messages import Message
+from ._files import (
+    CONVERSATION_FILE,
+    atomic_write,
+    encode_marker,
+    encode_message,
+    fsync_dir,
+    sessions_dir,
+    write_all,
+)
+from .ids import claim_session_dir
+from .load import LoadedSession, first_prompt_in, load_session, resolve_session_id
+from .meta import PROMPT_KEEP_CHARS, SessionMeta, read_meta, write_meta
+
+__all__ = ["SessionStore", "SessionWriter"]
+
+_APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+
+
+class SessionWriter:
+    """Appends to one session. Pass ``append`` / ``replace`` to ``Conversation``
+    as ``on_append`` / ``on_replace``. Thread-safe; use as a context manager or
+    call ``close``. Errors surface as ``SessionError``."""
+
+    def __init__(self, directory: Path, meta: SessionMeta) -> None:
+        self.path = directory
+        self._meta = meta
+        self._lock = threading.Lock()
+        self._fd: int | None = None
+        self._fd = self._open()
+
+    @property
+    def id(self) -> str:
+        return self._meta.id
+
+    @property
+    def meta(self) -> SessionMeta:
+        return self._meta
+
+    @property
+    def conversation_path(self) -> Path:
+        return self.path / CONVERSATION_FILE
+
+    @property
+    def closed(self) -> bool:
+        return self._fd is None
+
+    def append(self, message: Message) -> None:
+        """Write ``message`` as one line and ``fsync`` it before returning.
+        The first user prompt is recorded in ``meta.json`` once."""
+        line = _encode(message)
+        with self._lock:
+            self._write(line)
+            if self._meta.first_prompt is None and message.role == "user":
+                text = message.text.strip()
+                if text:
+                    self._set_meta(self._meta.touched(first_prompt=text[:PROMPT_KEEP_CHARS]))
+
+    def append_marker(self, kind: str, data: Mapping[str, Any] | None = None) -> None:
+        """Write a ``{"type": kind, ...}`` marker line (see ``_files``)."""
+        line = encode_marker(kind, data)
+        with self._lock:
+            self._write(line)
+
+    def replace(self, messages: Sequence[Message]) -> None:
+        """Rewrite the conversation as ``messages`` (compaction), atomically:
+        a crash leaves either the old file or the new one."""
+        data = b"".join(_encode(m) for m in messages)
+        with self._lock:
+            fd = self._require_open()
+            try:
+                atomic_write(self.conversation_path, data)
+                new_fd = self._open()
+            except OSError as exc:
+                raise SessionError(f"cannot rewrite session {self.id}: {exc.strerror}") from None
+            os.close(fd)  # it points at the replaced file
+            self._fd = new_fd
+            self._set_meta(self._meta.touched())
+
+    def close(self) -> None:
+        """Close the file; later appends raise ``SessionError``."""
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+    def __enter__(self) -> SessionWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"<SessionWriter {self.id} {state}>"
+
+    def _open(self) -> int:
+        path = self.conversation_path
+        try:
+            fd = os.open(path, _APPEND_FLAGS, 0o600)
+            size = os.fstat(fd).st_size
+            if size and _last_byte(path, size) != b"\n":
+                # A crash cut the last line: end it, so the next line stands alone.
+                write_all(fd, b"\n")
+                os.fsync(fd)
+        except OSError as exc:
+            raise SessionError(f"cannot open session {self.id}: {exc.strerror}") from None
+        return fd
+
+    def _write(self, line: bytes) -> None:
+        fd = self._require_open()
+        try:
+            write_all(fd, line)
+            os.fsync(fd)
+        except OSError as exc:
+            raise SessionError(f"cannot write session {self.id}: {exc.strerror}") from None
+
+    def _require_open(self) -> int:
+        if self._fd is None:
+            raise SessionError(f"session {self.id} is closed")
+        return self._fd
+
+    def _set_meta(self, meta: SessionMeta) -> None:
+        try:
+            write_meta(self.path, meta)
+        except OSError as exc:
+            raise SessionError(f"cannot write meta of session {self.id}: {exc.strerror}") from None
+        self._meta = meta
+
+
+class SessionStore:
+    """Creating, reopening and resuming the sessions of a project root.
+
+    Sessions live in ``<root>/.mewcode/sessions/<id>/``.
+    """
+
+    @staticmethod
+    def create(root: Path, provider: str | None, model: str | None) -> SessionWriter:
+        """Start a new, empty session and return its writer."""
+        session_id, directory = claim_session_dir(sessions_dir(root))
+        meta = SessionMeta.new(session_id, provider=provider, model=model)
+        try:
+            write_meta(directory, meta)
+        except OSError as exc:
+            raise SessionError(
+                f"cannot write meta of session {session_id}: {exc.strerror}"
+            ) from None
+        writer = SessionWriter(directory, meta)
+        fsync_dir(directory)
+        return writer
+
+    @staticmethod
+    def open(root: Path, session_id: str) -> SessionWriter:
+        """Reopen a stored session (a unique id prefix is enough) for appending.
+        A partial last line is terminated first; missing meta is rebuilt."""
+        sid = resolve_session_id(root, session_id)
+        directory = sessions_dir(root) / sid
+        meta = read_meta(directory)
+        if meta is None or meta.first_prompt is None:
+            meta = meta or SessionMeta.guessed(sid)
+            prompt = first_prompt_in(directory / CONVERSATION_FILE)
+            meta = meta.touched(first_prompt=prompt) if prompt else meta.touched()
+            try:
+                write_meta(directory, meta)
+            except OSError as exc:
+                raise SessionError(f"cannot write meta of session {sid}: {exc.strerror}") from None
+        return SessionWriter(directory, meta)
+
+    @staticmethod
+    def resume(root: Path, session_id: str) -> tuple[LoadedSession, SessionWriter]:
+        """Load a session and reopen it; the messages that closed dangling tool
+        calls (``loaded.unsaved``) are written at once, so disk and memory agree."""
+        loaded = load_session(root, session_id)
+        writer = SessionStore.open(root, loaded.id)
+        for message in loaded.unsaved:
+            writer.append(message)
+        return loaded, writer
+
+
+def _encode(message: Message) -> bytes:
+    try:
+        return encode_message(message)
+    except ValueError as exc:  # pydantic's serialisation error: meta not JSON-able
+        raise SessionError(f"cannot store message: {exc}") from None
+
+
+def _last_byte(path: Path, size: int) -> bytes:
+    with path.open("rb") as f:
+        f.seek(size - 1)
+        return f.read(1)
