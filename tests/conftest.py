@@ -15,5 +15,7 @@ def _no_real_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
         "OPENAI_BASE_URL",
         "MEWCODE_PROVIDER",
         "MEWCODE_MODEL",
+        "MEWCODE_HEADLESS_APPROVAL",
+        "MEWCODE_ROOT",
     ):
         monkeypatch.delenv(var, raising=False)

@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from mewcode_kernel.core.agent import Agent, ApprovalAnswer, ApprovalRequest
+from mewcode_kernel.core.agent.loop import headless_policy
 from mewcode_kernel.core.conversation import Conversation
 from mewcode_kernel.core.errors import ProviderError, ToolError
 from mewcode_kernel.core.events import (
     ApprovalRequested,
+    ApprovalResolved,
     Notice,
     PermissionDecided,
     ResponseDone,
@@ -205,7 +207,22 @@ async def test_default_gate_asks_for_writes_and_denies_headless(tmp_path: Path) 
     decided = [e for e in events if isinstance(e, PermissionDecided)]
     assert decided[0].outcome == "ask"
     result = model.requests[1].messages[-1].tool_results[0]
-    assert result.is_error and "nobody to approve" in result.content
+    assert result.is_error and "Nobody can approve it" in result.content
+    assert "MEWCODE_HEADLESS_APPROVAL=deny" in result.content
+
+
+async def test_headless_allow_policy_runs_asked_calls(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("MEWCODE_HEADLESS_APPROVAL", "allow")
+    model = ScriptedModel([reply(tool_call("put", {"path": "f.txt", "content": "x"})), reply("ok")])
+    events = await collect(make_agent(tmp_path, model).run(Conversation(), "write"))
+    assert (tmp_path / "f.txt").read_text() == "x"
+    [resolved] = [e for e in events if isinstance(e, ApprovalResolved)]
+    assert resolved.allowed and resolved.by == "headless"
+
+
+def test_headless_policy_rejects_typos() -> None:
+    with pytest.raises(ValueError, match="MEWCODE_HEADLESS_APPROVAL"):
+        headless_policy({"MEWCODE_HEADLESS_APPROVAL": "yes"})
 
 
 async def test_default_gate_reads_outside_root_ask(tmp_path: Path) -> None:

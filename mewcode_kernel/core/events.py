@@ -17,6 +17,7 @@ from .usage import Usage
 __all__ = [
     "AgentEvent",
     "ApprovalRequested",
+    "ApprovalResolved",
     "AssistantMessage",
     "ModelEvent",
     "ModelRequestStarted",
@@ -120,6 +121,18 @@ class ApprovalRequested:
 
 
 @dataclass(**_EV)
+class ApprovalResolved:
+    """How an "ask" was answered: by the person, or by the headless policy."""
+
+    kind: Literal["approval_resolved"] = field(default="approval_resolved", init=False)
+    call: ToolUseBlock
+    allowed: bool
+    by: Literal["user", "headless"]
+    rules_added: tuple[str, ...] = ()
+    note: str | None = None
+
+
+@dataclass(**_EV)
 class ToolStarted:
     kind: Literal["tool_started"] = field(default="tool_started", init=False)
     call: ToolUseBlock
@@ -164,6 +177,7 @@ AgentEvent = (
     | AssistantMessage
     | PermissionDecided
     | ApprovalRequested
+    | ApprovalResolved
     | ToolStarted
     | ToolFinished
     | Notice

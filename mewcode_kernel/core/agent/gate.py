@@ -8,7 +8,7 @@ When the answer is "ask" and nobody can be asked, the loop denies.
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -29,9 +29,13 @@ __all__ = [
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Decision:
+    """``personal``: an "ask" only a person may answer (e.g. a write outside the
+    root); a headless "allow" policy does not apply to it."""
+
     outcome: Literal["allow", "deny", "ask"]
     reason: str
     decided_by: str
+    personal: bool = False
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -43,11 +47,13 @@ class ApprovalRequest:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ApprovalAnswer:
-    """The person's answer. ``always`` asks the gate to allow such calls from now
-    on; ``note`` is passed to the model when the call is denied."""
+    """The person's answer. ``always`` asks the gate to allow such calls for the
+    rest of the session, ``save`` also writes that rule to the project's local
+    settings; ``note`` is passed to the model when the call is denied."""
 
     allow: bool
     always: bool = False
+    save: bool = False
     note: str | None = None
 
 
@@ -57,8 +63,12 @@ ApprovalHandler = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
 class PermissionGate(Protocol):
     async def check(self, call: ToolUseBlock, tool: Tool, ctx: ToolContext) -> Decision: ...
 
-    def remember(self, call: ToolUseBlock, tool: Tool) -> None:
-        """Called after an "always allow" answer."""
+    def remember(self, call: ToolUseBlock, tool: Tool, *, save: bool = False) -> list[str]:
+        """Called after an "always allow" answer; returns the rules it added."""
+        ...
+
+    def offered_tools(self, tools: Iterable[Tool]) -> list[Tool]:
+        """The tools the model may be offered now (plan mode: read-only only)."""
         ...
 
 
@@ -94,8 +104,12 @@ class DefaultGate:
             outcome="allow", reason="read-only inside the project root", decided_by="default"
         )
 
-    def remember(self, call: ToolUseBlock, tool: Tool) -> None:
+    def remember(self, call: ToolUseBlock, tool: Tool, *, save: bool = False) -> list[str]:
         self._always.add(tool.name)
+        return [tool.name]
+
+    def offered_tools(self, tools: Iterable[Tool]) -> list[Tool]:
+        return list(tools)
 
 
 def _first_outside(call: ToolUseBlock, tool: Tool, ctx: ToolContext) -> str | None:

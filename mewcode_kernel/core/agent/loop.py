@@ -9,6 +9,7 @@ assistant message and unanswered tool calls get error results.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import AsyncIterator
 
@@ -17,6 +18,7 @@ from ..errors import ProviderError, ToolError
 from ..events import (
     AgentEvent,
     ApprovalRequested,
+    ApprovalResolved,
     AssistantMessage,
     ModelRequestStarted,
     Notice,
@@ -36,10 +38,20 @@ from .batching import partition
 from .gate import ApprovalHandler, ApprovalRequest, DefaultGate, PermissionGate
 from .runtime import SessionRuntime
 
-__all__ = ["DEFAULT_MAX_TURNS", "Agent"]
+__all__ = ["DEFAULT_MAX_TURNS", "Agent", "headless_policy"]
 
 DEFAULT_MAX_TURNS = 25
 UNKNOWN_TOOL_TURN_LIMIT = 3
+HEADLESS_ENV = "MEWCODE_HEADLESS_APPROVAL"
+
+
+def headless_policy(env: dict[str, str] | None = None) -> bool:
+    """Whether "ask" is allowed when nobody can be asked (``MEWCODE_HEADLESS_APPROVAL``:
+    ``deny``, the default, or ``allow``)."""
+    value = (env if env is not None else os.environ).get(HEADLESS_ENV, "deny").strip().lower()
+    if value not in {"allow", "deny", ""}:
+        raise ValueError(f"{HEADLESS_ENV} must be 'allow' or 'deny', not {value!r}")
+    return value == "allow"
 
 
 class Agent:
@@ -57,6 +69,7 @@ class Agent:
         max_turns: int = DEFAULT_MAX_TURNS,
         max_tokens: int | None = None,
         runtime: SessionRuntime | None = None,
+        headless_allow: bool | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError("max_turns must be at least 1")
@@ -69,12 +82,13 @@ class Agent:
         self.max_turns = max_turns
         self.max_tokens = max_tokens
         self.runtime = runtime or SessionRuntime()
+        self.headless_allow = headless_policy() if headless_allow is None else headless_allow
 
     def build_request(self, conversation: Conversation) -> ModelRequest:
         return ModelRequest(
             system=self.system_prompt,
             messages=conversation.messages,
-            tools=self.tools.specs(),
+            tools=[t.spec() for t in self.gate.offered_tools(self.tools)],
             max_tokens=self.max_tokens,
             model=self.provider.model,
         )
@@ -244,18 +258,27 @@ class Agent:
             yield f"Permission denied: {decision.reason}"
             return
         if self.approval_handler is None:
-            yield f"Permission denied: {decision.reason}, and there is nobody to approve it in this run (headless)."
+            allowed = self.headless_allow and not decision.personal
+            yield ApprovalResolved(call=call, allowed=allowed, by="headless")
+            if not allowed:
+                yield (
+                    f"Permission denied: {decision.reason}. Nobody can approve it in this run "
+                    f"(headless; {HEADLESS_ENV}={'allow' if self.headless_allow else 'deny'})."
+                )
             return
         yield ApprovalRequested(call=call, reason=decision.reason)
         answer = await self.approval_handler(
             ApprovalRequest(call=call, tool=t, reason=decision.reason)
         )
-        if answer.allow:
-            if answer.always:
-                self.gate.remember(call, t)
-            return
-        note = f" The user said: {answer.note}" if answer.note else ""
-        yield f"The user denied this {call.name} call.{note}"
+        added: list[str] = []
+        if answer.allow and answer.always:
+            added = self.gate.remember(call, t, save=answer.save)
+        yield ApprovalResolved(
+            call=call, allowed=answer.allow, by="user", rules_added=tuple(added), note=answer.note
+        )
+        if not answer.allow:
+            note = f" The user said: {answer.note}" if answer.note else ""
+            yield f"The user denied this {call.name} call.{note}"
 
     async def _execute(
         self, runnable: list[tuple[ToolUseBlock, Tool]], results: dict[str, ToolResultBlock]

@@ -1,0 +1,39 @@
+"""Build a project's ``EngineGate`` from its resolved config and settings files."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from ..config import ConfiguredRule
+from .audit import AuditRecord
+from .engine import Mode
+from .gate import EngineGate
+from .rules import RuleSource
+
+__all__ = ["gate_for_project"]
+
+
+def gate_for_project(
+    root: Path,
+    rules: Iterable[ConfiguredRule],
+    *,
+    mode: Mode | None = None,
+    on_audit: Callable[[AuditRecord], None] | None = None,
+) -> EngineGate:
+    """The gate for ``root``: rules from ``.mewcode.yaml`` / ``~/.mewcode/config.yaml``
+    (as resolved by the config loader, each with its file) plus the project's
+    ``.claude/settings*.json`` and ``.mewcode/settings.local.yaml``. Bad rules are
+    kept in ``gate.rules.problems``."""
+    sections: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for rule in rules:
+        sections[rule.source][rule.action].append(rule.rule)
+    config_permissions: list[tuple[Any, RuleSource]] = [
+        (dict(block), RuleSource(label=source, path=Path(source), base=root))
+        for source, block in sections.items()
+    ]
+    return EngineGate.for_project(
+        root, mode=mode, config_permissions=config_permissions, on_audit=on_audit
+    )

@@ -1,0 +1,370 @@
+"""Permission rules: ``Tool`` or ``Tool(specifier)``, as Claude Code writes them.
+
+Tool names: Claude's (``Read``, ``Edit``, ``Write``, ``Bash``, ``Agent``,
+``Skill``, ``WebFetch``, ...) or MewCode's (``read_file``, ``bash``, ...);
+``mcp__server`` (every tool of a server), ``mcp__server__tool`` and
+``mcp__server__*``. Rules naming tools MewCode does not have are kept and
+simply never match.
+
+Specifiers, by family:
+
+* paths (``Read``/``Edit``/``Write``/...): gitignore-style globs. ``//p`` is
+  the absolute path ``/p``; ``~/p`` is below the home directory; ``/p``,
+  ``./p`` and any pattern with an inner ``/`` are anchored to the project
+  root (MewCode's choice for ``/p``: the project root, not the file system
+  root); a pattern without ``/`` (``*.env``) matches at any depth below the
+  root. A pattern naming a directory also covers everything inside it.
+* commands (``Bash``): ``prefix:*`` (word-boundary prefix), ``*`` wildcards,
+  or an exact command; see ``matcher.CommandPattern``.
+* everything else: a ``text`` glob (``Agent(Explore)``, ``Skill(name)``).
+
+MewCode's matcher forms work in any specifier: ``=exact``, ``~regex``,
+``!not``. In path and command specifiers ``~/`` is the home anchor, so a
+regex starting with ``/`` must be written ``~\\/...``. A path regex is tested
+against the path relative to the project root (or the absolute path when
+outside it).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from .matcher import (
+    Exact,
+    Glob,
+    Matcher,
+    MatcherError,
+    Not,
+    compile_matcher,
+    glob_to_regex,
+    has_glob_chars,
+)
+
+__all__ = [
+    "BEHAVIORS",
+    "BUILTIN",
+    "SESSION",
+    "Behavior",
+    "Rule",
+    "RuleError",
+    "RuleFamily",
+    "RuleProblem",
+    "RuleSet",
+    "RuleSource",
+    "parse_rule",
+    "path_rule_prefix",
+    "rule_names_for",
+]
+
+Behavior = Literal["allow", "ask", "deny"]
+BEHAVIORS: tuple[Behavior, ...] = ("deny", "ask", "allow")
+RuleFamily = Literal["read", "edit", "command", "agent", "skill", "mcp", "other"]
+
+_READ_NAMES = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead", "read_file", "glob", "grep"})
+_EDIT_NAMES = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "edit_file"})
+_FAMILIES: dict[str, RuleFamily] = {
+    **dict.fromkeys(_READ_NAMES, "read"),
+    **dict.fromkeys(_EDIT_NAMES, "edit"),
+    "Bash": "command",
+    "bash": "command",
+    "Agent": "agent",
+    "Task": "agent",
+    "Skill": "skill",
+    "load_skill": "skill",
+}
+_TOOL_NAMES: dict[str, frozenset[str]] = {
+    "read_file": frozenset({"Read", "read_file"}),
+    "glob": frozenset({"Read", "Glob", "glob"}),
+    "grep": frozenset({"Read", "Grep", "grep"}),
+    "write_file": frozenset({"Edit", "Write", "write_file"}),
+    "edit_file": frozenset({"Edit", "Write", "MultiEdit", "edit_file"}),
+    "bash": frozenset({"Bash", "bash"}),
+    "Agent": frozenset({"Agent", "Task"}),
+    "load_skill": frozenset({"Skill", "load_skill"}),
+}
+_RULE = re.compile(r"(?P<tool>[A-Za-z_][A-Za-z0-9_\-]*\*?)(?:\((?P<spec>.*)\))?", re.DOTALL)
+_SHELL_PREFIXES = ("do ", "then ", "else ", "{ ", "! ")
+_SHELL_SYNTAX = frozenset({"done", "fi", "esac", "}", "then", "do", "else"})
+
+
+class RuleError(ValueError):
+    """A rule string cannot be parsed."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RuleSource:
+    """Where rules came from. ``base`` anchors relative path patterns
+    (``None``: the session's project root)."""
+
+    label: str
+    path: Path | None = None
+    base: Path | None = None
+
+
+SESSION = RuleSource(label="session")
+BUILTIN = RuleSource(label="built-in")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RuleProblem:
+    """A rule that was skipped (``error``) or kept with a caveat (``warning``)."""
+
+    source: str
+    text: str
+    message: str
+    severity: Literal["error", "warning"] = "error"
+
+    def __str__(self) -> str:
+        what = "skipped" if self.severity == "error" else "kept"
+        if not self.text:
+            return f"{self.source}: {self.message}"
+        return f"{self.source}: permission rule {self.text!r} {what}: {self.message}"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Rule:
+    """One parsed rule. ``specifier`` is ``None`` when the rule covers every call."""
+
+    text: str
+    behavior: Behavior
+    tool: str
+    specifier: str | None
+    source: RuleSource
+    family: RuleFamily
+    notes: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return self.text
+
+    def applies_to(self, tool_name: str) -> bool:
+        """Whether this rule names ``tool_name`` (directly, via Claude's name, or MCP forms)."""
+        if self.tool in rule_names_for(tool_name):
+            return True
+        if self.tool.startswith("mcp__") and tool_name.startswith("mcp__"):
+            if self.tool.endswith("*"):
+                return tool_name.startswith(self.tool[:-1])
+            return self.tool.count("__") == 1 and tool_name.startswith(self.tool + "__")
+        return False
+
+    def command_matcher(self) -> Matcher:
+        assert self.specifier is not None
+        return _command_matcher(self.specifier)
+
+    def text_matcher(self) -> Matcher:
+        assert self.specifier is not None
+        return _text_matcher(self.specifier)
+
+    def path_matcher(self, root: str, home: str, *, ignore_case: bool = False) -> Matcher:
+        """The specifier as a matcher over absolute resolved paths."""
+        assert self.specifier is not None
+        base = os.path.realpath(self.source.base) if self.source.base else root
+        return _path_matcher(self.specifier, base, home, ignore_case)
+
+
+def rule_names_for(tool_name: str) -> frozenset[str]:
+    """The rule tool names that cover the MewCode tool ``tool_name``."""
+    return _TOOL_NAMES.get(tool_name, frozenset({tool_name}))
+
+
+def _family(tool: str) -> RuleFamily:
+    if tool.startswith("mcp__"):
+        return "mcp"
+    return _FAMILIES.get(tool, "other")
+
+
+@lru_cache(maxsize=512)
+def _command_matcher(spec: str) -> Matcher:
+    return compile_matcher(spec, style="command")
+
+
+@lru_cache(maxsize=512)
+def _text_matcher(spec: str) -> Matcher:
+    return compile_matcher(spec, style="text")
+
+
+@dataclass(frozen=True, slots=True)
+class _RelRegex:
+    """A ``~regex`` path specifier, tested on the path relative to ``base``."""
+
+    base: str
+    inner: Matcher
+    pattern: str = field(default="")
+
+    def matches(self, value: str) -> bool:
+        if value.startswith(self.base.rstrip("/") + "/"):
+            value = value[len(self.base.rstrip("/")) + 1 :]
+        return self.inner.matches(value)
+
+
+def _anchor(spec: str, base: str, home: str) -> tuple[str, bool]:
+    """Absolute glob for a path specifier, and whether it matches at any depth."""
+    if spec.startswith("//"):
+        return "/" + spec.lstrip("/"), False
+    if spec == "~" or spec.startswith("~/"):
+        return home + spec[1:], False
+    if spec.startswith("./"):
+        return posixpath.join(base, spec[2:]), False
+    if spec.startswith("/"):
+        return posixpath.join(base, spec.lstrip("/")), False
+    if "/" in spec.rstrip("/"):
+        return posixpath.join(base, spec), False
+    return posixpath.join(base, "**", spec), True
+
+
+def _literal_dir(glob: str) -> tuple[str, str]:
+    """Split an absolute glob into its resolved literal directory and the rest."""
+    names = glob.split("/")
+    cut = next((i for i, n in enumerate(names) if has_glob_chars(n)), len(names))
+    literal = "/".join(names[:cut]) or "/"
+    rest = "/".join(names[cut:])
+    return os.path.realpath(literal), rest
+
+
+@lru_cache(maxsize=1024)
+def _path_matcher(spec: str, base: str, home: str, ignore_case: bool) -> Matcher:
+    if spec.startswith("!"):
+        return Not(_path_matcher(spec[1:], base, home, ignore_case))
+    if spec.startswith("~") and not (spec == "~" or spec.startswith("~/")):
+        inner = compile_matcher(spec, ignore_case=ignore_case)
+        return _RelRegex(base, inner, spec)
+    exact = spec.startswith("=")
+    body = unicodedata.normalize("NFC", spec[1:] if exact else spec)
+    if not body:
+        raise MatcherError("empty path pattern")
+    if exact:
+        absolute, _ = _anchor(body, base, home)
+        return Exact(os.path.realpath(absolute), ignore_case)
+    absolute, _ = _anchor(body, base, home)
+    literal, rest = _literal_dir(absolute.rstrip("/") or "/")
+    while rest == "**" or rest.endswith("/**"):
+        rest = rest[:-3] if rest != "**" else ""  # "dir/**" also covers "dir" itself
+    regex = re.escape(literal.rstrip("/"))
+    if rest:
+        regex += glob_to_regex("/" + rest, style="path")
+    regex += "(?:/.*)?" if literal != "/" or rest else "(?:.*)"
+    flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
+    return Glob(spec, re.compile(regex, flags))
+
+
+def path_rule_prefix(rule: Rule, root: str, home: str) -> str:
+    """The directory below which ``rule``'s path specifier can match (``/`` if unknown)."""
+    spec = rule.specifier
+    if spec is None or (spec.startswith(("!", "~")) and not spec.startswith("~/")):
+        return "/"
+    base = os.path.realpath(rule.source.base) if rule.source.base else root
+    absolute, _ = _anchor(spec.removeprefix("="), base, home)
+    literal, _ = _literal_dir(absolute.rstrip("/") or "/")
+    return literal
+
+
+def _normalise_command_spec(spec: str) -> tuple[str, tuple[str, ...]]:
+    """Collapse whitespace and drop shell keywords MewCode strips from commands too."""
+    if spec.startswith(("=", "~", "!")) and not spec.startswith("~/"):
+        return spec, ()
+    text = " ".join(spec.split()) if '"' not in spec and "'" not in spec else spec.strip()
+    notes: list[str] = []
+    for prefix in _SHELL_PREFIXES:
+        if text.startswith(prefix):
+            text = text[len(prefix) :].lstrip()
+            notes.append(f"the shell keyword {prefix.strip()!r} is dropped before matching")
+    if text.rstrip(":*").strip() in _SHELL_SYNTAX or text in ("for:*", "while:*", "if:*"):
+        notes.append("this is shell syntax, not a command; MewCode handles it itself")
+    if any(op in text for op in ("&&", "||", ";", "|")) and ("*" in text):
+        notes.append("a wildcard rule holding shell operators never matches one command")
+    return text, tuple(notes)
+
+
+def parse_rule(text: object, behavior: Behavior, source: RuleSource) -> Rule:
+    """Parse one rule string. Raises ``RuleError`` with a readable message."""
+    if not isinstance(text, str):
+        raise RuleError(f"expected a string, got {type(text).__name__}")
+    stripped = text.strip()
+    if not stripped:
+        raise RuleError("the rule is empty")
+    m = _RULE.fullmatch(stripped)
+    if m is None:
+        raise RuleError("expected Tool or Tool(specifier), e.g. Bash(npm test:*) or Read(./src/**)")
+    tool, spec = m["tool"], m["spec"]
+    if tool.endswith("*") and not tool.startswith("mcp__"):
+        raise RuleError("a wildcard in the tool name is only supported for MCP (mcp__server__*)")
+    family = _family(tool)
+    notes: tuple[str, ...] = ()
+    if spec is not None:
+        if not spec.strip():
+            raise RuleError(f"empty specifier; write {tool} alone to cover every call")
+        spec = spec.strip()
+        if family == "command":
+            spec, notes = _normalise_command_spec(spec)
+        if spec in ("*", "**") and family != "read" and family != "edit":
+            spec = None
+    try:
+        if spec is not None:
+            if family in ("read", "edit"):
+                _path_matcher(spec, "/nonexistent-base", "/nonexistent-home", False)
+            elif family == "command":
+                _command_matcher(spec)
+            else:
+                _text_matcher(spec)
+    except MatcherError as exc:
+        raise RuleError(str(exc)) from None
+    return Rule(
+        text=stripped, behavior=behavior, tool=tool, specifier=spec, source=source,
+        family=family, notes=notes,
+    )  # fmt: skip
+
+
+class RuleSet:
+    """Rules in the order they were added, plus the problems met loading them."""
+
+    def __init__(self, rules: Iterable[Rule] = (), problems: Iterable[RuleProblem] = ()) -> None:
+        self.rules: list[Rule] = list(rules)
+        self.problems: list[RuleProblem] = list(problems)
+
+    def __iter__(self) -> Iterator[Rule]:
+        return iter(self.rules)
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def of(self, behavior: Behavior) -> list[Rule]:
+        """The rules with ``behavior``."""
+        return [r for r in self.rules if r.behavior == behavior]
+
+    def add(self, rule: Rule) -> None:
+        if rule not in self.rules:
+            self.rules.append(rule)
+
+    def remove(self, rule: Rule) -> None:
+        self.rules = [r for r in self.rules if r != rule]
+
+    def add_text(self, text: object, behavior: Behavior, source: RuleSource) -> Rule | None:
+        """Parse and add ``text``; a bad rule is recorded in ``problems`` and skipped."""
+        try:
+            rule = parse_rule(text, behavior, source)
+        except RuleError as exc:
+            shown = text if isinstance(text, str) else repr(text)
+            self.problems.append(RuleProblem(source=source.label, text=shown, message=str(exc)))
+            return None
+        for note in rule.notes:
+            self.problems.append(
+                RuleProblem(source=source.label, text=rule.text, message=note, severity="warning")
+            )
+        self.add(rule)
+        return rule
+
+    def extend(self, other: RuleSet) -> None:
+        """Append the rules and problems of ``other``."""
+        for rule in other.rules:
+            self.add(rule)
+        self.problems.extend(other.problems)
+
+    def copy(self) -> RuleSet:
+        return RuleSet(self.rules, self.problems)

@@ -1,0 +1,85 @@
+"""Reading text files safely and replacing them atomically (blocking helpers:
+call them through ``asyncio.to_thread``)."""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from ..errors import ToolError
+
+__all__ = ["SNIFF_BYTES", "atomic_write_text", "check_text_sample", "read_text"]
+
+SNIFF_BYTES = 8192
+
+
+def check_text_sample(sample: bytes, shown: str) -> None:
+    """Refuse a file whose first bytes look binary (NUL) or are not UTF-8."""
+    if b"\0" in sample:
+        raise ToolError(
+            f"{shown} is a binary file (it contains NUL bytes); it cannot be shown as text"
+        )
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
+    except UnicodeDecodeError as exc:
+        raise ToolError(
+            f"{shown} is not UTF-8 text (undecodable byte at offset {exc.start}); "
+            "it may be binary or in another encoding"
+        ) from None
+
+
+def read_text(path: Path, shown: str) -> str:
+    """The whole file as text; ``ToolError`` if binary or not valid UTF-8."""
+    data = path.read_bytes()
+    check_text_sample(data[:SNIFF_BYTES], shown)
+    if b"\0" in data:
+        raise ToolError(f"{shown} is a binary file (it contains NUL bytes)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolError(
+            f"{shown} is not valid UTF-8 (undecodable byte at offset {exc.start})"
+        ) from None
+
+
+def atomic_write_text(path: Path, content: str) -> bool:
+    """Replace ``path`` with ``content`` (UTF-8) atomically; return True if it existed.
+
+    The text goes to a temporary file in the same directory, is fsynced and
+    renamed over the target, so readers see the old or the new file, never a
+    torn one. An existing file keeps its permission bits; a new one gets the
+    usual ``0o666 & ~umask``.
+    """
+    try:
+        old_mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        old_mode = None
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(content.encode("utf-8"))
+            fh.flush()
+            if old_mode is not None:
+                os.fchmod(fh.fileno(), old_mode)
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+    return old_mode is not None
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

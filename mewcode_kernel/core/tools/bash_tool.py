@@ -1,0 +1,277 @@
+"""The ``bash`` tool: run a shell command in the project root.
+
+The command runs in its own session and process group. When it times out or
+the call is cancelled, the whole group gets SIGTERM, then SIGKILL after a
+short grace, so background children die with it. Processes the command left
+running in the background are stopped the same way when it exits (otherwise
+they would hold the output pipe open); only a process that detaches itself
+into a new session (``setsid``) survives.
+
+The environment is the kernel's, minus provider credentials: variables whose
+names end in ``_API_KEY`` (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ...)
+and ``ANTHROPIC_AUTH_TOKEN`` are removed so they cannot leak into output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Coroutine
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from ..errors import ToolError
+from .base import ToolContext, tool
+
+__all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "bash", "command_env"]
+
+DEFAULT_TIMEOUT = 120.0
+MAX_TIMEOUT = 600.0
+HEAD_BYTES = 10_000
+TAIL_BYTES = 20_000
+KILL_GRACE = 2.0
+DRAIN_TIMEOUT = 2.0
+_SECRET_NAMES = frozenset({"ANTHROPIC_AUTH_TOKEN"})
+_background: set[asyncio.Future[None]] = set()
+
+
+@tool(read_only=False, kind="exec")
+async def bash(
+    ctx: ToolContext,
+    command: Annotated[str, Field(description="The bash command line to run.")],
+    timeout: Annotated[  # noqa: ASYNC109 - the model-facing argument
+        float | None,
+        Field(
+            gt=0,
+            description=f"Seconds before the command is killed (default {DEFAULT_TIMEOUT:g}, max {MAX_TIMEOUT:g}).",
+        ),
+    ] = None,
+) -> str:
+    """Run a bash command in the project root and return its output.
+
+    - stdout and stderr come back together, followed by `exit code: N`. A
+      failing command is not an error of the tool: read the output and the
+      exit code.
+    - No stdin and no terminal: never run interactive programs (editors,
+      pagers, prompts); pass flags like `-y` / `--no-pager`.
+    - Default timeout 120 s, at most 600 s. On timeout the command and all
+      its child processes are killed. Background processes (`&`) are stopped
+      when the command returns.
+    - Long output keeps its beginning and end; the middle is cut.
+    - Each call starts a fresh shell in the project root: `cd` and variables
+      do not carry over; chain with `&&` or use absolute paths.
+    - Prefer the dedicated tools: read_file (not cat/head/tail), grep (not
+      grep/rg), glob (not find/ls), edit_file / write_file (not sed/echo >).
+    - Quote paths that contain spaces.
+    """
+    if not command.strip():
+        raise ToolError("command is empty")
+    limit = timeout or DEFAULT_TIMEOUT
+    notes: list[str] = []
+    if limit > MAX_TIMEOUT:
+        notes.append(f"[timeout {limit:g}s is above the maximum; used {MAX_TIMEOUT:g}s]")
+        limit = MAX_TIMEOUT
+    cwd = ctx.root.expanduser()
+    if not cwd.is_dir():
+        raise ToolError(f"the project root {cwd} is not a directory")
+    loop = asyncio.get_running_loop()
+    spawn = asyncio.ensure_future(
+        loop.subprocess_exec(
+            lambda: _Command(loop),
+            "/bin/bash",
+            "-c",
+            command,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            env=command_env(),
+        )
+    )
+    try:
+        transport, proto = await spawn
+    except asyncio.CancelledError:
+        # the command may already run (and have started children): stop it all
+        await _finish_anyway(_abandon(spawn))
+        raise
+    pgid = transport.get_pid()  # the session leader: its pid is the group id
+    try:
+        try:
+            await asyncio.wait_for(asyncio.shield(proto.exited), limit)
+        except TimeoutError:
+            await _stop(pgid, proto)
+            await _drain(proto, notes)
+            raise ToolError(
+                f"command timed out after {limit:g}s; it was killed with its child processes.\n"
+                f"Output so far:\n{proto.capture.text() or '(no output)'}"
+            ) from None
+        if _group_alive(pgid):
+            await _terminate_group(pgid)
+            notes.append("[background processes left running by the command were stopped]")
+        await _drain(proto, notes)
+    except asyncio.CancelledError:
+        await _finish_anyway(_stop(pgid, proto))
+        raise
+    finally:
+        transport.close()
+    code = transport.get_returncode()
+    return _format(proto.capture.text(), -1 if code is None else code, notes)
+
+
+def command_env() -> dict[str, str]:
+    """The environment for commands: ``os.environ`` without provider secrets."""
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not (k.upper().endswith("_API_KEY") or k.upper() in _SECRET_NAMES)
+    }
+
+
+def _format(text: str, code: int, notes: list[str]) -> str:
+    if code == 0:
+        status = "exit code: 0"
+    elif code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        status = f"exit code: {code} (FAILED: killed by {name})"
+    else:
+        status = f"exit code: {code} (FAILED)"
+    parts = [text.rstrip("\n") if text else "(no output)", *notes, status]
+    return "\n".join(parts)
+
+
+class _Capture:
+    """Keeps the first ``HEAD_BYTES`` and the last ``TAIL_BYTES`` of a stream."""
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+        self.dropped_lines = 0
+
+    def feed(self, data: bytes) -> None:
+        room = HEAD_BYTES - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > 2 * TAIL_BYTES:
+                self._trim()
+
+    def _trim(self) -> None:
+        cut = len(self.tail) - TAIL_BYTES
+        if cut > 0:
+            self.dropped += cut
+            self.dropped_lines += self.tail.count(b"\n", 0, cut)
+            del self.tail[:cut]
+
+    def text(self) -> str:
+        self._trim()
+        if not self.dropped:
+            return bytes(self.head + self.tail).decode("utf-8", "replace")
+        marker = (
+            f"\n\n[... {self.dropped} bytes ({self.dropped_lines} lines) of output cut; "
+            "showing the beginning and the end ...]\n\n"
+        )
+        head = bytes(self.head).decode("utf-8", "replace")
+        return head + marker + bytes(self.tail).decode("utf-8", "replace")
+
+
+class _Command(asyncio.SubprocessProtocol):
+    """Collects the merged output and notices the exit of the command itself,
+    which can come long before its output closes (children may hold it)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.capture = _Capture()
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.output_closed: asyncio.Future[None] = loop.create_future()
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        self.capture.feed(data if isinstance(data, bytes) else data.encode())
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if not self.output_closed.done():
+            self.output_closed.set_result(None)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+async def _drain(proto: _Command, notes: list[str]) -> None:
+    """Wait for the end of output; give up if a detached process holds it."""
+    done, _ = await asyncio.wait({proto.output_closed}, timeout=DRAIN_TIMEOUT)
+    if not done:
+        notes.append("[output may be incomplete: a detached process kept it open]")
+
+
+async def _finish_anyway(cleanup: Coroutine[Any, Any, None]) -> None:
+    """Run ``cleanup`` to the end even though the caller is being cancelled."""
+    task = asyncio.ensure_future(cleanup)
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+    await asyncio.shield(task)
+
+
+async def _abandon(spawn: asyncio.Future[tuple[asyncio.SubprocessTransport, _Command]]) -> None:
+    try:
+        transport, proto = await spawn
+    except Exception:
+        return
+    try:
+        await _stop(transport.get_pid(), proto)
+    finally:
+        transport.close()
+
+
+async def _stop(pgid: int, proto: _Command) -> None:
+    """Kill the command's process group and wait for the command to exit."""
+    await _terminate_group(pgid)
+    await asyncio.wait({proto.exited}, timeout=KILL_GRACE + 3)
+
+
+async def _terminate_group(pgid: int) -> None:
+    """SIGTERM the process group, then SIGKILL whatever is left after a grace."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + KILL_GRACE
+    while loop.time() < deadline:
+        if not _group_alive(pgid):
+            return
+        await asyncio.sleep(0.02)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any live (non-zombie) process is in the group."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
+            return True
+    return False

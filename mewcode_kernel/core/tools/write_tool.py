@@ -1,0 +1,76 @@
+"""The ``write_file`` tool."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
+
+from ..errors import ToolError
+from ._files import atomic_write_text
+from ._paths import display_path, resolve_path
+from .base import ToolContext, tool
+
+__all__ = ["write_file"]
+
+
+@tool(read_only=False, kind="edit", path_args=("path",))
+async def write_file(
+    ctx: ToolContext,
+    path: Annotated[
+        str, Field(description="File to write: relative to the project root, or absolute.")
+    ],
+    content: Annotated[str, Field(description="The complete new content of the file.")],
+) -> str:
+    """Write a file, creating it (and any missing parent directories) or
+    replacing it entirely.
+
+    - Overwrites without merging: the file ends up holding exactly `content`.
+    - To change part of an existing file, prefer edit_file, which sends only
+      the change; read a file before overwriting it.
+    - Do not create documentation or README files unless asked.
+    """
+    target = resolve_path(ctx, path)
+    shown = display_path(ctx, target)
+    return await asyncio.to_thread(_write, target, shown, content)
+
+
+def _write(target: Path, shown: str, content: str) -> str:
+    if target.is_dir():
+        raise ToolError(f"{shown} is a directory; give a file path")
+    for parent in (target.parent, *target.parent.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise ToolError(f"cannot create {shown}: {parent} is a file, not a directory")
+            break
+    old_lines: int | None = None
+    if target.is_file():
+        try:
+            old_lines = _line_count(target.read_bytes())
+        except OSError:
+            old_lines = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        existed = atomic_write_text(target, content)
+    except PermissionError:
+        raise ToolError(f"permission denied writing {shown}") from None
+    except OSError as exc:
+        raise ToolError(f"could not write {shown}: {exc.strerror or exc}") from None
+    data = content.encode("utf-8")
+    data_len, lines = len(data), _line_count(data)
+    if existed:
+        was = f"; it had {_n(old_lines, 'line')}" if old_lines is not None else ""
+        return f"Overwrote {shown} ({_n(lines, 'line')}, {_n(data_len, 'byte')}{was})."
+    return f"Created {shown} ({_n(lines, 'line')}, {_n(data_len, 'byte')})."
+
+
+def _line_count(data: bytes) -> int:
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -1,0 +1,99 @@
+"""glob: pattern semantics, .gitignore, ordering by mtime, the result cap."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from mewcode_kernel.core.errors import ToolError
+from mewcode_kernel.core.tools import ToolContext, glob
+from mewcode_kernel.core.tools.glob_tool import MAX_RESULTS
+
+from ._ignore_tree import build
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(root=tmp_path)
+
+
+async def run(ctx: ToolContext, pattern: str, **args: object) -> list[str]:
+    out = await glob.call(ctx, {"pattern": pattern, **args})
+    return out.splitlines()
+
+
+def touch(root: Path, rel: str, mtime: float | None = None) -> None:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text("x\n")
+    if mtime is not None:
+        os.utime(p, (mtime, mtime))
+
+
+async def test_star_stays_in_one_level_and_double_star_recurses(ctx: ToolContext) -> None:
+    for rel in ("a.py", "src/b.py", "src/pkg/c.py", "src/pkg/d.ts", ".hidden.py"):
+        touch(ctx.root, rel)
+    assert set(await run(ctx, "*.py")) == {"a.py", ".hidden.py"}
+    assert set(await run(ctx, "**/*.py")) == {"a.py", ".hidden.py", "src/b.py", "src/pkg/c.py"}
+    assert set(await run(ctx, "src/**/*.py")) == {"src/b.py", "src/pkg/c.py"}
+    assert set(await run(ctx, "src/*/*.{py,ts}")) == {"src/pkg/c.py", "src/pkg/d.ts"}
+    assert set(await run(ctx, "[ab].py")) == {"a.py"}
+    assert set(await run(ctx, "*.py", path="src")) == {"src/b.py"}
+    assert set(await run(ctx, "./src/pkg/c.py")) == {"src/pkg/c.py"}
+
+
+async def test_newest_first(ctx: ToolContext) -> None:
+    touch(ctx.root, "old.txt", 1_000_000)
+    touch(ctx.root, "new.txt", 3_000_000)
+    touch(ctx.root, "sub/mid.txt", 2_000_000)
+    assert await run(ctx, "**/*.txt") == ["new.txt", "sub/mid.txt", "old.txt"]
+
+
+async def test_respects_gitignore_and_skips_git(ctx: ToolContext) -> None:
+    build(ctx.root)
+    (ctx.root / ".git").mkdir()
+    (ctx.root / ".git" / "config").write_text("x")
+    found = set(await run(ctx, "**/*"))
+    assert "keep.log" in found and "drop.log" not in found
+    assert "sub/x.log" in found and "sub/t.txt" not in found
+    assert "node_modules/pkg/index.js" not in found and ".hidden/h.txt" in found
+    assert not any(p.startswith(".git/") for p in found)
+    assert set(await run(ctx, "**/*.log")) == {"keep.log", "sub/x.log"}
+
+
+async def test_results_are_capped_with_a_note(ctx: ToolContext) -> None:
+    for i in range(MAX_RESULTS + 5):
+        touch(ctx.root, f"f{i:03}.txt", 1_000_000 + i)
+    lines = await run(ctx, "*.txt")
+    assert lines[0] == f"f{MAX_RESULTS + 4:03}.txt"
+    assert len([x for x in lines if x.endswith(".txt")]) == MAX_RESULTS
+    assert (
+        f"showing the {MAX_RESULTS} most recently modified of {MAX_RESULTS + 5} files" in lines[-1]
+    )
+
+
+async def test_absolute_pattern_and_paths_outside_root(ctx: ToolContext, tmp_path: Path) -> None:
+    other = tmp_path / "outside"
+    touch(other, "x/y.md")
+    project = tmp_path / "project"
+    project.mkdir()
+    inner = ToolContext(root=project)
+    assert await run(inner, f"{other}/**/*.md") == [str(other / "x" / "y.md")]
+    assert await run(inner, "**/*.md", path=str(other)) == [str(other / "x" / "y.md")]
+
+
+async def test_no_match_and_bad_input(ctx: ToolContext) -> None:
+    touch(ctx.root, "a.txt")
+    assert (await run(ctx, "*.rs")) == ["No files found matching '*.rs'."]
+    with pytest.raises(ToolError, match="directory not found: nope"):
+        await run(ctx, "*", path="nope")
+    with pytest.raises(ToolError, match="is a file"):
+        await run(ctx, "*", path="a.txt")
+    with pytest.raises(ToolError, match="invalid glob pattern"):
+        await run(ctx, "[oops")
+    with pytest.raises(ToolError, match="pattern is empty"):
+        await run(ctx, "  ")
+    with pytest.raises(ToolError, match="invalid arguments for glob: pattern"):
+        await glob.call(ctx, {})

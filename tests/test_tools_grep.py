@@ -1,0 +1,209 @@
+"""grep: output modes, caps, bad input, and the two engines (ripgrep and pure
+Python) giving the same results on the same tree."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mewcode_kernel.core.errors import ToolError
+from mewcode_kernel.core.tools import ToolContext, grep
+from mewcode_kernel.core.tools.grep_tool import run_grep
+
+from ._ignore_tree import build
+
+needs_rg = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep (rg) is not installed")
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(root=tmp_path)
+
+
+async def run(ctx: ToolContext, **args: object) -> str:
+    return await grep.call(ctx, dict(args))
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+
+
+@pytest.fixture
+def small(ctx: ToolContext) -> ToolContext:
+    write(ctx.root, "b.py", "import os\nx = 1\ndef main():\n    os.exit(0)\n")
+    write(ctx.root, "a/c.py", "def helper():\n    pass\n\n\n\ndef main():\n    helper()\n")
+    write(ctx.root, "notes.md", "# main points\n")
+    write(ctx.root, "skip.log", "def main(): ignored\n")
+    write(ctx.root, ".gitignore", "*.log\n")
+    (ctx.root / "blob.bin").write_bytes(b"def main\0")
+    return ctx
+
+
+async def test_files_with_matches_sorted_by_path(small: ToolContext) -> None:
+    assert await run(small, pattern="main") == "Found 3 files\na/c.py\nb.py\nnotes.md"
+
+
+async def test_content_mode(small: ToolContext) -> None:
+    out = await run(small, pattern=r"def \w+\(", output_mode="content")
+    assert out == "a/c.py:1:def helper():\na/c.py:6:def main():\nb.py:3:def main():"
+
+
+async def test_content_with_context_draws_separators(small: ToolContext) -> None:
+    out = await run(small, pattern="def main", output_mode="content", context=1, glob="*.py")
+    assert out.splitlines() == [
+        "a/c.py-5-",
+        "a/c.py:6:def main():",
+        "a/c.py-7-    helper()",
+        "--",
+        "b.py-2-x = 1",
+        "b.py:3:def main():",
+        "b.py-4-    os.exit(0)",
+    ]
+
+
+async def test_count_mode(small: ToolContext) -> None:
+    out = await run(small, pattern="main|helper", output_mode="count")
+    assert out == "a/c.py:3\nb.py:1\nnotes.md:1\n\nFound 5 matching lines in 3 files"
+
+
+async def test_case_glob_path_and_single_file(small: ToolContext) -> None:
+    assert await run(small, pattern="IMPORT", case_insensitive=True) == "Found 1 file\nb.py"
+    assert await run(small, pattern="IMPORT") == "No matches found."
+    assert await run(small, pattern="main", glob="*.md") == "Found 1 file\nnotes.md"
+    assert await run(small, pattern="main", glob="!*.md") == "Found 2 files\na/c.py\nb.py"
+    assert await run(small, pattern="main", path="a") == "Found 1 file\na/c.py"
+    out = await run(small, pattern="pass", path="a/c.py", output_mode="content")
+    assert out == "a/c.py:2:    pass"
+    # a file named explicitly is searched even if .gitignore excludes it
+    assert await run(small, pattern="main", path="skip.log") == "Found 1 file\nskip.log"
+
+
+async def test_head_limit_and_default_caps(ctx: ToolContext) -> None:
+    for i in range(250):
+        write(ctx.root, f"f{i:03}.txt", "needle\n" * 3)
+    out = await run(ctx, pattern="needle")
+    assert out.startswith("Found 250 files\nf000.txt\n")
+    assert "showing the first 200 of 250 files" in out and "f200.txt" not in out
+    out = await run(ctx, pattern="needle", output_mode="content", head_limit=4)
+    assert out.splitlines()[:4] == [
+        "f000.txt:1:needle",
+        "f000.txt:2:needle",
+        "f000.txt:3:needle",
+        "f001.txt:1:needle",
+    ]
+    assert "showing 4 of 750 lines" in out
+
+
+async def test_python_only_syntax_and_long_lines(small: ToolContext) -> None:
+    assert await run(small, pattern=r"def (?=main)") == "Found 2 files\na/c.py\nb.py"
+    assert (
+        await run(small, pattern=r"(o)s\.\w+\(\d\)", output_mode="count")
+        == "b.py:1\n\nFound 1 matching line in 1 file"
+    )
+    write(small.root, "wide.js", "var a='" + "z" * 2000 + "';\n")
+    out = await run(small, pattern="var a", output_mode="content")
+    assert out.startswith("wide.js:1:var a='zzz") and out.endswith("… [2009 chars]")
+
+
+async def test_bad_input(small: ToolContext) -> None:
+    with pytest.raises(ToolError, match="invalid regular expression '\\(unclosed'"):
+        await run(small, pattern="(unclosed")
+    with pytest.raises(ToolError, match="path not found: nope"):
+        await run(small, pattern="x", path="nope")
+    with pytest.raises(ToolError, match="invalid glob"):
+        await run(small, pattern="x", glob="[a")
+    with pytest.raises(ToolError, match="output_mode"):
+        await run(small, pattern="x", output_mode="lines")
+    with pytest.raises(ToolError, match="pattern is empty"):
+        await run(small, pattern="")
+    assert "\\n never matches" in await run(small, pattern="x = 1\\ndef")
+
+
+# -- the two engines ----------------------------------------------------------
+
+QUERIES: list[dict[str, Any]] = [
+    {"pattern": "hello"},
+    {"pattern": "hello", "output_mode": "content", "context": 1},
+    {"pattern": "hello", "output_mode": "content", "context": 3, "path": "src"},
+    {"pattern": r"h\w+o", "output_mode": "count"},
+    {"pattern": "HELLO", "case_insensitive": True, "output_mode": "count"},
+    {"pattern": "^import", "output_mode": "content"},
+    {"pattern": "x$", "output_mode": "content"},
+    {"pattern": "z*", "output_mode": "count"},
+    {"pattern": r"\s+foo", "output_mode": "content"},
+    {"pattern": r"end\s*$", "output_mode": "content"},
+    {"pattern": "hello", "path": "sub"},
+    {"pattern": "hello", "path": "sub", "glob": "inner/*"},
+    {"pattern": "hello", "path": "a/b"},
+    {"pattern": "hello", "glob": "*.txt"},
+    {"pattern": "hello", "glob": "!*.txt"},
+    {"pattern": "hello", "glob": "sub/*"},
+    {"pattern": "hello", "glob": "src/**"},
+    {"pattern": "hello", "glob": "*.{py,tsx}"},
+    {"pattern": "hello", "glob": "**/*.log"},
+    {"pattern": "hello", "glob": "!src/"},
+]
+
+
+@needs_rg
+@pytest.mark.parametrize("as_repo", [False, True], ids=["plain-dir", "git-repo"])
+async def test_engines_agree(ctx: ToolContext, as_repo: bool) -> None:
+    build(ctx.root)
+    if as_repo:
+        (ctx.root / ".git").mkdir()
+        (ctx.root / ".git" / "HEAD").write_text("hello\n")
+    for query in QUERIES:
+        with_rg = await run_grep(ctx, use_rg=True, **query)
+        pure = await run_grep(ctx, use_rg=False, **query)
+        assert with_rg.engine == "rg" and pure.engine == "python"
+        assert with_rg.counts == pure.counts, query
+        assert with_rg.lines == pure.lines, query
+    everything = await run_grep(ctx, "hello", use_rg=False)
+    assert "keep.log" in everything.counts and "drop.log" not in everything.counts
+    assert "bin.dat" not in everything.counts and "src/image.png" not in everything.counts
+    assert not any(p.startswith(".git/") for p in everything.counts)
+
+
+@needs_rg
+async def test_engines_agree_below_a_repo_top(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("*.gen\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    build(project)
+    (project / "x.gen").write_text("hello\n")
+    ctx = ToolContext(root=project)
+    for query in QUERIES[:3]:
+        with_rg = await run_grep(ctx, use_rg=True, **query)
+        pure = await run_grep(ctx, use_rg=False, **query)
+        assert with_rg.counts == pure.counts and with_rg.lines == pure.lines, query
+    assert "x.gen" not in pure.counts
+
+
+@needs_rg
+async def test_rg_falls_back_to_python_for_syntax_it_lacks(small: ToolContext) -> None:
+    for pattern in (r"(d)\1*ef main", r"def (?=main)", r"(?<=def )main"):
+        result = await run_grep(small, pattern, use_rg=None)
+        assert result.engine == "python" and set(result.counts) == {"a/c.py", "b.py"}, pattern
+    # Python reads this as the set "[[:alph" then "]ain"; ripgrep would not
+    for _ in range(2):  # the second time re's cache must not hide the warning
+        result = await run_grep(small, "[[:alpha:]]ain", use_rg=None)
+        assert result.engine == "python" and result.counts == {}
+    assert (await run_grep(small, "main")).engine == "rg"
+
+
+async def test_python_engine_line_semantics(ctx: ToolContext) -> None:
+    write(ctx.root, "t.txt", "alpha\nbeta\n\ngamma")
+    result = await run_grep(ctx, "^$|a$", output_mode="content", use_rg=False)
+    assert result.lines == {
+        "t.txt": [(1, True, "alpha"), (2, True, "beta"), (3, True, ""), (4, True, "gamma")]
+    }
+    result = await run_grep(ctx, r"a\s+b", output_mode="count", use_rg=False)
+    assert result.counts == {}  # never across lines
+    result = await run_grep(ctx, "", output_mode="count", use_rg=False)
+    assert result.counts == {"t.txt": 4}
