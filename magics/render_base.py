@@ -1,0 +1,50 @@
+"""The seam between the controller that runs a turn and what draws it.
+
+One ``Renderer`` per agent cell. The controller feeds it every ``AgentEvent``
+(dispatched to ``on_<kind>`` methods), asks it for approvals, and calls
+``finish`` once at the end, whatever happened (done, error, cancelled).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from mewcode_kernel.core.agent import ApprovalAnswer, ApprovalRequest
+from mewcode_kernel.core.commands import CommandResult
+from mewcode_kernel.core.events import AgentEvent, TurnDone
+
+__all__ = ["Renderer", "dispatch"]
+
+
+class Renderer(Protocol):
+    #: False for renderers that cannot ask a person (headless runs).
+    interactive: bool
+
+    def start(self, *, prompt: str, provider_label: str, session_id: str | None) -> None: ...
+
+    def on_event(self, event: AgentEvent) -> None:
+        """Draw one event (usually ``dispatch(self, event)``)."""
+        ...
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """Show an approval card and wait for the answer (interactive only)."""
+        ...
+
+    def show_command(self, result: CommandResult) -> None: ...
+
+    def show_error(self, message: str) -> None:
+        """A readable error for an expected failure (bad option, config, provider)."""
+        ...
+
+    def finish(
+        self, done: TurnDone | None, *, cancelled: bool = False, metadata: dict[str, Any] | None = None
+    ) -> None:
+        """Flush everything and show the footer; ``metadata`` is the cell's provenance."""
+        ...
+
+
+def dispatch(renderer: object, event: AgentEvent) -> None:
+    """Call ``renderer.on_<event.kind>(event)`` if the renderer has it."""
+    handler = getattr(renderer, f"on_{event.kind}", None)
+    if handler is not None:
+        handler(event)
