@@ -37,9 +37,16 @@ class Renderer(Protocol):
         ...
 
     def finish(
-        self, done: TurnDone | None, *, cancelled: bool = False, metadata: dict[str, Any] | None = None
+        self,
+        done: TurnDone | None,
+        *,
+        cancelled: bool = False,
+        metadata: dict[str, Any] | None = None,
     ) -> None:
-        """Flush everything and show the footer; ``metadata`` is the cell's provenance."""
+        """Flush everything and show the footer. ``metadata`` is the cell's provenance
+        (session_id, provider, model, tokens, tools_used, stop_reason, ..., and
+        ``cost_usd`` when known); the last output carries it as ``{"mewcode": metadata}``.
+        ``finish(None)`` after ``show_command`` just flushes."""
         ...
 
 

@@ -1,21 +1,32 @@
-"""``python -m mewcode_kernel install|uninstall`` manages the kernelspec;
-``python -m mewcode_kernel -f CONNECTION_FILE`` runs the kernel."""
+"""``python -m mewcode_kernel install|uninstall`` manages the ``mewcode``
+kernelspec; ``python -m mewcode_kernel -f CONNECTION_FILE`` runs the kernel
+(that is what the kernelspec's ``argv`` says).
+
+    python -m mewcode_kernel install --sys-prefix     # into this virtualenv
+    python -m mewcode_kernel install --user           # for the current user
+    python -m mewcode_kernel install --prefix /tmp/x  # under a prefix (JUPYTER_PATH=/tmp/x/share/jupyter)
+    python -m mewcode_kernel uninstall [--user | --sys-prefix | --prefix P]
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 from pathlib import Path
+
+__all__ = ["DISPLAY_NAME", "KERNEL_NAME", "install", "kernel_json", "main", "uninstall"]
 
 KERNEL_NAME = "mewcode"
 DISPLAY_NAME = "MewCode (Python 3)"
 
 
-def kernel_json() -> dict[str, object]:
+def kernel_json(python: str | None = None) -> dict[str, object]:
+    """The kernelspec: this interpreter running ``-m mewcode_kernel``."""
     return {
-        "argv": [sys.executable, "-m", "mewcode_kernel", "-f", "{connection_file}"],
+        "argv": [python or sys.executable, "-m", "mewcode_kernel", "-f", "{connection_file}"],
         "display_name": DISPLAY_NAME,
         "language": "python",
         "interrupt_mode": "signal",
@@ -23,50 +34,71 @@ def kernel_json() -> dict[str, object]:
     }
 
 
-def install(user: bool, sys_prefix: bool, prefix: str | None) -> str:
+def _prefix_for(sys_prefix: bool, prefix: str | None) -> str | None:
+    return sys.prefix if sys_prefix else prefix
+
+
+def install(*, user: bool = False, sys_prefix: bool = False, prefix: str | None = None) -> str:
+    """Install the kernelspec; returns the directory it went to. With no
+    location, the system-wide Jupyter data directory (as ``ipykernel install``)."""
     from jupyter_client.kernelspec import KernelSpecManager
 
     with tempfile.TemporaryDirectory() as tmp:
         spec_dir = Path(tmp) / KERNEL_NAME
         spec_dir.mkdir()
-        (spec_dir / "kernel.json").write_text(json.dumps(kernel_json(), indent=1))
-        if sys_prefix:
-            prefix = sys.prefix
+        (spec_dir / "kernel.json").write_text(json.dumps(kernel_json(), indent=1) + "\n")
         return KernelSpecManager().install_kernel_spec(
-            str(spec_dir), KERNEL_NAME, user=user, prefix=prefix
+            str(spec_dir), KERNEL_NAME, user=user, prefix=_prefix_for(sys_prefix, prefix)
         )
 
 
-def uninstall() -> str:
+def uninstall(*, user: bool = False, sys_prefix: bool = False, prefix: str | None = None) -> str:
+    """Remove the kernelspec; returns the directory removed. Without a location,
+    the one Jupyter would use. Raises ``KeyError`` when it is not installed."""
     from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_core.paths import jupyter_data_dir
 
-    return KernelSpecManager().remove_kernel_spec(KERNEL_NAME)
+    where = _prefix_for(sys_prefix, prefix)
+    if where is None and not user:
+        return KernelSpecManager().remove_kernel_spec(KERNEL_NAME)
+    base = Path(jupyter_data_dir()) if user else Path(where or "") / "share" / "jupyter"
+    spec_dir = base / "kernels" / KERNEL_NAME
+    if not spec_dir.is_dir():
+        raise KeyError(KERNEL_NAME)
+    shutil.rmtree(spec_dir)
+    return str(spec_dir)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m mewcode_kernel")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    for name, text in (
+        ("install", "install the mewcode kernelspec"),
+        ("uninstall", "remove the mewcode kernelspec"),
+    ):
+        cmd = sub.add_parser(name, help=text)
+        where = cmd.add_mutually_exclusive_group()
+        where.add_argument("--user", action="store_true", help="for the current user")
+        where.add_argument("--sys-prefix", action="store_true", help="in sys.prefix (a venv)")
+        where.add_argument("--prefix", help="under this prefix (PREFIX/share/jupyter/kernels)")
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in {"install", "uninstall"}:
-        parser = argparse.ArgumentParser(prog="python -m mewcode_kernel")
-        sub = parser.add_subparsers(dest="cmd", required=True)
-        inst = sub.add_parser("install", help="install the mewcode kernelspec")
-        where = inst.add_mutually_exclusive_group()
-        where.add_argument("--user", action="store_true", help="install for the current user")
-        where.add_argument(
-            "--sys-prefix", action="store_true", help="install into sys.prefix (venv)"
-        )
-        where.add_argument("--prefix", help="install under this prefix")
-        sub.add_parser("uninstall", help="remove the mewcode kernelspec")
-        args = parser.parse_args(argv)
+        args = _parser().parse_args(argv)
+        where = {"user": args.user, "sys_prefix": args.sys_prefix, "prefix": args.prefix}
         if args.cmd == "install":
-            path = install(args.user, args.sys_prefix, args.prefix)
+            path = install(**where)
             print(f"Installed kernelspec {KERNEL_NAME} ({DISPLAY_NAME}) in {path}")
-        else:
-            try:
-                path = uninstall()
-            except KeyError:
-                print(f"No kernelspec named {KERNEL_NAME} is installed.", file=sys.stderr)
-                return 1
-            print(f"Removed kernelspec {KERNEL_NAME} from {path}")
+            return 0
+        try:
+            path = uninstall(**where)
+        except KeyError:
+            print(f"No kernelspec named {KERNEL_NAME} is installed there.", file=sys.stderr)
+            return 1
+        print(f"Removed kernelspec {KERNEL_NAME} from {path}")
         return 0
 
     from ipykernel.kernelapp import IPKernelApp

@@ -3,7 +3,11 @@ Kernel › Interrupt cancelling a running agent turn at once."""
 
 from __future__ import annotations
 
+import asyncio
+import signal
+from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType, ModuleType
 from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
@@ -16,31 +20,49 @@ BANNER = "MewCode (Python 3): a coding agent in your notebook. Start a cell with
 
 
 class MewcodeKernel(IPythonKernel):
+    """An ``IPythonKernel`` with the ``magics`` extension loaded.
+
+    Interrupts: while an async cell runs, stock ipykernel 7.4 turns SIGINT into
+    a callback scheduled without waking the event loop, so a cell waiting on a
+    future (an approval click, a slow stream) only notices at its next wake-up.
+    Here the handler wakes the loop at once and, when an agent turn is running
+    in the foreground, cancels just that turn so the cell can end cleanly.
+    """
+
     implementation = "mewcode"
     implementation_version = __version__
     banner = BANNER
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if self.shell is not None:
-            self.shell.extension_manager.load_extension("magics")
+        self._interrupt: ModuleType | None = None
+        try:
+            from magics import interrupt
+
+            interrupt.set_prompt_interrupts(True)
+            self._interrupt = interrupt
+            if self.shell is not None:
+                self.shell.extension_manager.load_extension("magics")
+        except Exception:  # a broken install must not keep Python itself from starting
+            self.log.exception("MewCode: the magics extension could not be loaded")
 
     @contextmanager
-    def _cancel_on_sigint(self, future):  # type: ignore[no-untyped-def,override]
-        # Stock ipykernel turns SIGINT into a cancel of the cell's future through the
-        # io_loop; we also cancel running agent turns directly, so a turn waiting on a
-        # click or a slow stream ends at once.
-        from magics.interrupt import cancel_running_turns
-
+    def _cancel_on_sigint(self, future: asyncio.Future[Any]) -> Iterator[None]:
         with super()._cancel_on_sigint(future):
-            import signal
+            stock = signal.getsignal(signal.SIGINT)
+            loop = asyncio.get_running_loop()
 
-            inner = signal.getsignal(signal.SIGINT)
+            def on_loop(signum: int, frame: FrameType | None) -> None:
+                turns = self._interrupt
+                if (turns is None or not turns.cancel_foreground()) and callable(stock):
+                    stock(signum, frame)
 
-            def handle_sigint(signum, frame):  # type: ignore[no-untyped-def]
-                cancel_running_turns()
-                if callable(inner):
-                    inner(signum, frame)
+            def handle_sigint(signum: int, frame: FrameType | None) -> None:
+                # call_soon_threadsafe also writes to the loop's wake-up pipe.
+                loop.call_soon_threadsafe(on_loop, signum, frame)
 
             signal.signal(signal.SIGINT, handle_sigint)
-            yield
+            try:
+                yield
+            finally:
+                signal.signal(signal.SIGINT, stock)

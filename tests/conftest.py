@@ -19,3 +19,25 @@ def _no_real_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
         "MEWCODE_ROOT",
     ):
         monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def comm_log(monkeypatch: pytest.MonkeyPatch):
+    """Widgets made during the test open recording comms (no kernel needed);
+    the fixture's value lists every comm message they sent."""
+    import comm
+
+    from tests._frontend import CommLog
+
+    log = CommLog()
+    monkeypatch.setattr(comm, "create_comm", log.create_comm)
+    return log
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    """Keep each phase's report on the test item (``item.rep_call``), so a
+    fixture can save artifacts when its test failed."""
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report

@@ -404,7 +404,11 @@ def test_request_conversion_and_cache_breakpoints() -> None:
     }
     assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
     first, second, third = body["messages"]
-    assert first == {"role": "user", "content": [{"type": "text", "text": "list files"}]}
+    # the user message before the newest assistant one: where the previous request's tail was
+    assert first == {
+        "role": "user",
+        "content": [{"type": "text", "text": "list files", "cache_control": {"type": "ephemeral"}}],
+    }
     assert second["content"] == [
         {"type": "thinking", "thinking": "let me look", "signature": "sig-1"},
         {"type": "redacted_thinking", "data": "opaque"},
@@ -422,7 +426,7 @@ def test_request_conversion_and_cache_breakpoints() -> None:
             "cache_control": {"type": "ephemeral"},
         },
     ]
-    assert json.dumps(body).count("cache_control") == 3
+    assert json.dumps(body).count("cache_control") == 4  # the API's maximum
 
 
 def test_request_without_system_or_tools_and_empty_messages() -> None:
@@ -571,7 +575,9 @@ def test_consecutive_same_role_messages_are_merged() -> None:
     msgs = [
         Message(role="user", content=[TextBlock(text="go")]),
         Message(role="assistant", content=[ToolUseBlock(id="t1", name="bash", input={})]),
-        Message(role="user", content=[ToolResultBlock(tool_use_id="t1", content="x", is_error=True)]),
+        Message(
+            role="user", content=[ToolResultBlock(tool_use_id="t1", content="x", is_error=True)]
+        ),
         Message(role="user", content=[TextBlock(text="next")]),
     ]
     body = to_anthropic_request(ModelRequest(system="s", messages=msgs), "m", 100)

@@ -3,6 +3,7 @@ Python) giving the same results on the same tree."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -137,6 +138,9 @@ QUERIES: list[dict[str, Any]] = [
     {"pattern": "z*", "output_mode": "count"},
     {"pattern": r"\s+foo", "output_mode": "content"},
     {"pattern": r"end\s*$", "output_mode": "content"},
+    {"pattern": r"\Ahello", "output_mode": "count"},
+    {"pattern": "(?i)hello world", "output_mode": "count"},
+    {"pattern": r"\w+ hello\b", "output_mode": "content"},
     {"pattern": "hello", "path": "sub"},
     {"pattern": "hello", "path": "sub", "glob": "inner/*"},
     {"pattern": "hello", "path": "a/b"},
@@ -207,3 +211,50 @@ async def test_python_engine_line_semantics(ctx: ToolContext) -> None:
     assert result.counts == {}  # never across lines
     result = await run_grep(ctx, "", output_mode="count", use_rg=False)
     assert result.counts == {"t.txt": 4}
+
+
+def naive_counts(root: Path, pattern: str, ignore_case: bool) -> dict[str, int]:
+    """Reference: every line of every searchable file, matched on its own."""
+    rx = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+    counts = {}
+    for rel in ("a.txt", "b.txt", "c.txt"):
+        data = (root / rel).read_bytes()
+        lines = data.decode("utf-8", "replace").split("\n")
+        if data.endswith(b"\n"):
+            lines.pop()
+        hits = sum(1 for line in lines if rx.search(line))
+        if hits:
+            counts[rel] = hits
+    return counts
+
+
+@pytest.mark.parametrize(
+    ("pattern", "ignore_case"),
+    [
+        ("kiss", True),  # K (Kelvin sign), ſ (long s) and İ/ı fold to ASCII
+        ("KISS", True),
+        ("todo", True),
+        ("Straße", True),
+        ("error", False),
+        (r"\w+Error", False),
+        (r"raise \w+", False),
+        (r"(?<=x)y", False),
+        (r"y(?=\n)", False),
+        (r"foo\s+bar", False),
+        (r"\A\w+\Z", False),
+        (r"\Ax", False),
+        ("é", False),
+        ("", False),
+    ],
+)
+async def test_python_engine_matches_a_naive_line_scan(
+    ctx: ToolContext, pattern: str, ignore_case: bool
+) -> None:
+    write(ctx.root, "a.txt", "\u212aİSS here\nki\u017fs\nnothing\nTODO: x\nxy\nfoo\n  bar\n")
+    write(ctx.root, "b.txt", "raise ValueError\nan error\nerror error\nSTRASSE straße\n")
+    (ctx.root / "c.txt").write_bytes(b"caf\xc3\xa9 \xff kiss\r\nxy\nlast error")
+    for mode in ("count", "content"):
+        result = await run_grep(
+            ctx, pattern, case_insensitive=ignore_case, output_mode=mode, use_rg=False
+        )
+        assert result.counts == naive_counts(ctx.root, pattern, ignore_case), (pattern, mode)

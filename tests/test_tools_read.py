@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -111,6 +112,12 @@ async def test_directory_points_to_glob(ctx: ToolContext) -> None:
     (ctx.root / "src").mkdir()
     with pytest.raises(ToolError, match=r"is a directory.*glob"):
         await read(ctx, path="src")
+
+
+async def test_pipes_are_refused_without_blocking(ctx: ToolContext) -> None:
+    os.mkfifo(ctx.root / "fifo")
+    with pytest.raises(ToolError, match="not a regular file"):
+        await read(ctx, path="fifo")
 
 
 async def test_offset_past_the_end(ctx: ToolContext) -> None:

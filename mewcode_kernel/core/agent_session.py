@@ -14,12 +14,15 @@ from pathlib import Path
 
 from .agent import Agent, ApprovalHandler, PermissionGate, SessionRuntime
 from .agent.loop import DEFAULT_MAX_TURNS
+from .agent_context import SessionContextMixin
 from .config import ProviderSettings, ResolvedConfig, load_config
+from .context import DEFAULT_WINDOW, ContextManager, ContextPolicy
 from .conversation import Conversation
+from .errors import ConfigError
 from .events import AgentEvent, ApprovalResolved, Notice
 from .permission import AuditRecord, EngineGate, Mode
 from .permission.project import gate_for_project
-from .prompt import build_system_prompt
+from .prompt import PromptAssembler
 from .providers.base import Provider
 from .providers.factory import build_provider, provider_label
 from .session import LoadedSession, SessionStore, SessionWriter
@@ -28,8 +31,10 @@ from .tools import ToolContext, ToolRegistry, builtin_tools
 __all__ = ["AgentSession", "open_session"]
 
 
-class AgentSession:
-    """A conversation with the agent in one project root."""
+class AgentSession(SessionContextMixin):
+    """A conversation with the agent in one project root. Context management
+    (system prompt, memory, compaction, ``/context``) is in ``SessionContextMixin``;
+    ``home`` is the user's home (``~/.mewcode/``), injectable for tests."""
 
     def __init__(
         self,
@@ -43,23 +48,34 @@ class AgentSession:
         mode: Mode | None = None,
         approval_handler: ApprovalHandler | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
+        home: Path | None = None,
+        context_policy: ContextPolicy | None = None,
     ) -> None:
         self.root = root
         self.config = config
         self.settings = settings
         self.runtime = SessionRuntime()
         self._writer: SessionWriter | None = None
+        self.prompts = PromptAssembler(root, home=home)
+        self._warned: set[str] = set()
+        self._check_size = False
         if gate is None:
             gate = gate_for_project(root, config.permission_rules, mode=mode, on_audit=self._audit)
         self.agent = Agent(
             provider=provider,
             tools=tools or ToolRegistry(builtin_tools()),
             ctx=ToolContext(root=root),
-            system_prompt=build_system_prompt(),
             gate=gate,
             approval_handler=approval_handler,
             max_turns=max_turns,
             runtime=self.runtime,
+            context=ContextManager(
+                window=settings.context_window if settings else DEFAULT_WINDOW,
+                state=self.runtime.context,
+                policy=context_policy,
+                on_compacted=self._refresh_system_prompt,
+                on_usage=self.runtime.add_usage,
+            ),
         )
         self.conversation = Conversation()
         self._pending_notices: list[Notice] = [
@@ -75,6 +91,7 @@ class AgentSession:
                     level="info", message=f"Using {provider_label(provider)}: no API key is set."
                 )
             )
+        self._refresh_system_prompt()
 
     # --- what front ends show ------------------------------------------------
 
@@ -109,6 +126,54 @@ class AgentSession:
     def session_dir(self) -> Path | None:
         return self._writer.path if self._writer else None
 
+    # --- what front ends change between turns ----------------------------------
+
+    @property
+    def approval_handler(self) -> ApprovalHandler | None:
+        """Who answers "ask" (``None``: the headless policy decides)."""
+        return self.agent.approval_handler
+
+    @approval_handler.setter
+    def approval_handler(self, handler: ApprovalHandler | None) -> None:
+        self.agent.approval_handler = handler
+
+    @property
+    def headless_allow(self) -> bool:
+        """The headless policy: whether "ask" is allowed when nobody can be asked."""
+        return self.agent.headless_allow
+
+    @headless_allow.setter
+    def headless_allow(self, allow: bool) -> None:
+        self.agent.headless_allow = allow
+
+    def provider_for(
+        self, name: str | None = None, model: str | None = None
+    ) -> tuple[Provider, ProviderSettings]:
+        """Build (without switching to it) provider ``name`` (default: the current
+        one) with ``model`` from this session's config. Raises ``ConfigError``;
+        the offline replay cannot be chosen this way (it plays one recording)."""
+        if name is None and self.settings is not None:
+            name = self.settings.name
+        settings = self.config.select_provider(name, model)
+        if settings.protocol == "replay":
+            raise ConfigError(
+                "the offline replay provider plays one recorded session and cannot be switched "
+                "to or given another model; configure a provider with an API key"
+            )
+        return build_provider(settings), settings
+
+    def use_provider(
+        self, provider: Provider, settings: ProviderSettings | None
+    ) -> tuple[Provider, ProviderSettings | None]:
+        """Talk to ``provider`` from the next request on; the conversation is kept.
+        Returns the previous provider and settings (closing it is the caller's)."""
+        previous = (self.agent.provider, self.settings)
+        self.agent.provider = provider
+        self.settings = settings
+        if settings is not None and self.agent.context is not None:
+            self.agent.context.window = settings.context_window
+        return previous
+
     # --- running -------------------------------------------------------------
 
     async def run(self, prompt: str, *, max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
@@ -117,7 +182,11 @@ class AgentSession:
             yield notice
         self._pending_notices.clear()
         self._ensure_writer()
-        async for event in self.agent.run(self.conversation, prompt, max_turns=max_turns):
+        if self._check_size:
+            async for event in self._compact_if_too_large():
+                yield event
+        message = await self._turn_message(prompt)
+        async for event in self.agent.run(self.conversation, message, max_turns=max_turns):
             if isinstance(event, ApprovalResolved) and self._writer is not None:
                 self._writer.append_marker(
                     "approval",
@@ -146,7 +215,7 @@ class AgentSession:
         for message in self.conversation.messages:
             self._writer.append(message)
         self.conversation.on_append = self._writer.append
-        self.conversation.on_replace = self._writer.replace
+        self.conversation.on_replace = self._persist_replace
 
     # --- session management --------------------------------------------------
 
@@ -155,17 +224,21 @@ class AgentSession:
         self._close_writer()
         self.conversation = Conversation()
         self.runtime.reset()
+        self._check_size = False
+        self._refresh_system_prompt()
 
     def resume(self, session_id: str) -> LoadedSession:
         """Continue a stored session (an id prefix is enough)."""
         loaded, writer = SessionStore.resume(self.root, session_id)
         self._close_writer()
         self.runtime.reset()
+        self._refresh_system_prompt()
         self._writer = writer
         self.agent.ctx = ToolContext(root=self.root, session_dir=writer.path)
         self.conversation = Conversation(
-            loaded.messages, on_append=writer.append, on_replace=writer.replace
+            loaded.messages, on_append=writer.append, on_replace=self._persist_replace
         )
+        self._note_resumed(loaded)
         if loaded.skipped_lines:
             self._pending_notices.append(
                 Notice(
@@ -227,4 +300,5 @@ def open_session(
         mode=mode,
         approval_handler=approval_handler,
         max_turns=max_turns,
+        home=home,
     )

@@ -19,10 +19,13 @@ __all__ = [
     "ApprovalRequested",
     "ApprovalResolved",
     "AssistantMessage",
+    "CompactTrigger",
     "ModelEvent",
     "ModelRequestStarted",
     "Notice",
     "PermissionDecided",
+    "PostCompact",
+    "PreCompact",
     "ResponseDone",
     "RetryScheduled",
     "TextDelta",
@@ -155,6 +158,39 @@ class Notice:
     message: str
 
 
+CompactTrigger = Literal["auto", "manual", "resume"]
+
+
+@dataclass(**_EV)
+class PreCompact:
+    """Older messages are about to be summarised (hooks: PreCompact).
+    ``tokens`` is the estimated size of the next request."""
+
+    kind: Literal["pre_compact"] = field(default="pre_compact", init=False)
+    trigger: CompactTrigger
+    tokens: int
+    messages: int
+
+
+@dataclass(**_EV)
+class PostCompact:
+    """A compaction ended (hooks: PostCompact). When ``ok`` the conversation is
+    now the summary plus ``kept_messages`` recent messages; otherwise ``error``
+    says why and the conversation is unchanged. ``usage`` is what the summary
+    request cost (already counted in the session's usage)."""
+
+    kind: Literal["post_compact"] = field(default="post_compact", init=False)
+    trigger: CompactTrigger
+    ok: bool
+    tokens_before: int
+    tokens_after: int
+    summarized_messages: int = 0
+    kept_messages: int = 0
+    summary: str = ""
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+
 @dataclass(**_EV)
 class TurnDone:
     """The end of a user turn. ``reason``: end_turn, max_turns, cancelled, error, refusal, ..."""
@@ -181,5 +217,7 @@ AgentEvent = (
     | ToolStarted
     | ToolFinished
     | Notice
+    | PreCompact
+    | PostCompact
     | TurnDone
 )

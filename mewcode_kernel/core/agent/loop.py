@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import AsyncIterator
 
+from ..context import ContextManager
 from ..conversation import CANCELLED_RESULT, Conversation
 from ..errors import ProviderError, ToolError
 from ..events import (
@@ -20,6 +21,7 @@ from ..events import (
     ApprovalRequested,
     ApprovalResolved,
     AssistantMessage,
+    CompactTrigger,
     ModelRequestStarted,
     Notice,
     PermissionDecided,
@@ -70,6 +72,7 @@ class Agent:
         max_tokens: int | None = None,
         runtime: SessionRuntime | None = None,
         headless_allow: bool | None = None,
+        context: ContextManager | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError("max_turns must be at least 1")
@@ -83,6 +86,8 @@ class Agent:
         self.max_tokens = max_tokens
         self.runtime = runtime or SessionRuntime()
         self.headless_allow = headless_policy() if headless_allow is None else headless_allow
+        #: Offload, accounting and compaction (``None``: the history is sent as is).
+        self.context = context
 
     def build_request(self, conversation: Conversation) -> ModelRequest:
         return ModelRequest(
@@ -115,12 +120,20 @@ class Agent:
         try:
             while turn < limit:
                 turn += 1
+                request = self.build_request(conversation)
+                if self.context is not None:
+                    managed = False
+                    async for event in self.context.manage(self.provider, conversation, request):
+                        managed = True
+                        yield event
+                    if managed:
+                        request = self.build_request(conversation)
                 self.runtime.model_turns += 1
                 yield ModelRequestStarted(turn=turn)
                 done: ResponseDone | None = None
                 partial.clear()
                 try:
-                    async for event in self.provider.stream(self.build_request(conversation)):
+                    async for event in self.provider.stream(request):
                         if isinstance(event, ResponseDone):
                             done = event
                             continue
@@ -149,6 +162,8 @@ class Agent:
                     conversation.append(message)
                     if message.text:
                         final_text = message.text
+                if self.context is not None:
+                    self.context.observe(done.usage, len(conversation))
                 yield AssistantMessage(
                     message=message, stop_reason=done.stop_reason, usage=done.usage
                 )
@@ -196,6 +211,23 @@ class Agent:
                 )
             raise
         yield self._done(reason, final_text, turn_usage, turn)
+
+    async def compact(
+        self,
+        conversation: Conversation,
+        *,
+        trigger: CompactTrigger = "manual",
+        instructions: str | None = None,
+    ) -> AsyncIterator[AgentEvent]:
+        """Summarise older messages now (``/compact``, or a resumed session too
+        large for the window). Needs a ``context`` manager."""
+        if self.context is None:
+            raise RuntimeError("this agent has no context manager")
+        request = self.build_request(conversation)
+        async for event in self.context.compact(
+            self.provider, conversation, request, trigger=trigger, instructions=instructions
+        ):
+            yield event
 
     def _done(
         self, reason: str, text: str, usage: Usage, turns: int, error: str | None = None
@@ -291,6 +323,10 @@ class Agent:
         try:
             for next_done in asyncio.as_completed(tasks):
                 call, result, duration = await next_done
+                if self.context is not None:
+                    result = self.context.shape_result(
+                        call, result, root=self.ctx.root, session_dir=self.ctx.session_dir
+                    )
                 results[call.id] = result
                 yield ToolFinished(call=call, result=result, duration=duration)
         finally:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 
+from ..context.state import ContextState
 from ..usage import Usage
 
 __all__ = ["SessionRuntime"]
@@ -11,16 +13,50 @@ __all__ = ["SessionRuntime"]
 
 @dataclass(kw_only=True)
 class SessionRuntime:
-    """Per-session counters. ``reset`` clears every one of them: a field added
-    here must be reset there too (resuming another session starts from zero)."""
+    """Per-session state. ``reset`` clears every field (the reference's
+    ResetForNewSession): a field added here must be reset there too, since
+    ``/clear`` and resuming another session start from zero.
+
+    * ``usage`` / ``model_turns`` / ``user_turns`` / ``last_usage``: counters;
+    * ``context``: offload ledger, usage anchor, file tracker, compaction
+      breaker (``ContextState``);
+    * ``pending_reminders``: texts for the next turn's ``<system-reminder>``
+      blocks; ``idle_gap``: a resumed session's inactivity, noted once;
+    * ``active_skills`` and ``hook_once``: kept for the skills and hooks
+      issues (activated skill bodies by name; ``only_once`` hooks that ran).
+    """
 
     usage: Usage = field(default_factory=Usage)
     model_turns: int = 0
     user_turns: int = 0
     last_usage: Usage | None = None
+    context: ContextState = field(default_factory=ContextState)
+    pending_reminders: list[str] = field(default_factory=list)
+    idle_gap: timedelta | None = None
+    active_skills: dict[str, str] = field(default_factory=dict)
+    hook_once: set[str] = field(default_factory=set)
+
+    def add_usage(self, usage: Usage) -> None:
+        """Count tokens spent outside a turn's own responses (e.g. a summary)."""
+        self.usage = self.usage + usage
+
+    def add_reminder(self, text: str) -> None:
+        """Queue ``text`` for the next user turn."""
+        if text.strip():
+            self.pending_reminders.append(text.strip())
+
+    def take_reminders(self) -> list[str]:
+        """The queued reminders, emptying the queue."""
+        taken, self.pending_reminders = self.pending_reminders, []
+        return taken
 
     def reset(self) -> None:
         self.usage = Usage()
         self.model_turns = 0
         self.user_turns = 0
         self.last_usage = None
+        self.context.reset()
+        self.pending_reminders = []
+        self.idle_gap = None
+        self.active_skills.clear()
+        self.hook_once.clear()

@@ -1,27 +1,52 @@
-"""The system prompt. It must stay byte-identical across the requests of a
-session (prompt caching), so nothing here may depend on time or turn."""
+"""What the model is told: the stable system prompt, and the per-turn context
+that travels on the user side.
+
+* ``system``: base instructions and tool guidance, then the skills catalog,
+  instruction files and memory; byte-identical across a session's requests;
+* ``instructions``: ``MEWCODE.md`` / ``AGENTS.md`` / ``CLAUDE.md`` discovery
+  with ``@path`` imports and a size cap;
+* ``memory``: notes in ``.mewcode/MEMORY.md`` and ``~/.mewcode/MEMORY.md``;
+* ``environment`` and ``turn``: the ``<environment>`` block and reminders
+  placed at the start of each new user message.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from .assembler import PromptAssembler
+from .environment import (
+    ENV_CLOSE,
+    ENV_OPEN,
+    Environment,
+    gather_environment,
+    idle_note,
+    mask_environment,
+    render_environment,
+)
+from .instructions import Instructions, find_git_root, load_instructions
+from .memory import MemoryNote, MemoryStore, memory_note_from_prompt
+from .system import BASE_INSTRUCTIONS, TOOL_GUIDANCE, build_system_prompt
+from .turn import CONTEXT_BLOCKS, prompt_text, render_reminder, turn_message
 
-__all__ = ["BASE_INSTRUCTIONS", "build_system_prompt"]
-
-BASE_INSTRUCTIONS = """\
-You are MewCode, a coding agent working inside a Jupyter notebook beside the user.
-You read, edit and run code in the user's project with the tools you are given.
-
-How to work:
-- Look before you change: read the relevant files and search the project first.
-- Make focused changes with edit_file; use write_file for new files.
-- Run commands (tests, scripts) with bash to check your work when it helps.
-- Paths are relative to the project root unless absolute.
-- If a tool call is denied, do not retry it unchanged; adjust or ask the user.
-- Keep answers short and concrete; say what you changed and how you checked it."""
-
-
-def build_system_prompt(*, sections: Iterable[str] = ()) -> str:
-    """The base instructions followed by any extra sections (instruction files,
-    memory, skills catalog), separated by blank lines."""
-    parts = [BASE_INSTRUCTIONS, *(s.strip() for s in sections if s and s.strip())]
-    return "\n\n".join(parts)
+__all__ = [
+    "BASE_INSTRUCTIONS",
+    "CONTEXT_BLOCKS",
+    "ENV_CLOSE",
+    "ENV_OPEN",
+    "TOOL_GUIDANCE",
+    "Environment",
+    "Instructions",
+    "MemoryNote",
+    "MemoryStore",
+    "PromptAssembler",
+    "build_system_prompt",
+    "find_git_root",
+    "gather_environment",
+    "idle_note",
+    "load_instructions",
+    "mask_environment",
+    "memory_note_from_prompt",
+    "prompt_text",
+    "render_environment",
+    "render_reminder",
+    "turn_message",
+]

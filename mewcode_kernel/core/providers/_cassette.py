@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import ConfigError
+from ..prompt.environment import mask_environment
 
 __all__ = [
     "CASSETTE_VERSION",
@@ -27,6 +28,7 @@ __all__ = [
     "RecordedRequest",
     "RecordedResponse",
     "json_diff",
+    "mask_volatile",
     "scrub",
 ]
 
@@ -240,6 +242,19 @@ class Cassette:
 
 
 # --- readable differences ---------------------------------------------------------
+
+
+def mask_volatile(value: Any) -> Any:
+    """JSON ``value`` with what legitimately differs between a recording and
+    its replay blanked: the contents of ``<environment>`` blocks (root, date,
+    platform, git state). Applied to both sides before they are compared."""
+    if isinstance(value, str):
+        return mask_environment(value)
+    if isinstance(value, dict):
+        return {k: mask_volatile(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask_volatile(v) for v in value]
+    return value
 
 
 def json_diff(recorded: Any, actual: Any, path: str = "body", *, limit: int = 6) -> list[str]:

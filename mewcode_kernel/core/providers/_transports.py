@@ -25,6 +25,7 @@ from ._cassette import (
     RecordedRequest,
     RecordedResponse,
     json_diff,
+    mask_volatile,
     scrub,
 )
 
@@ -172,7 +173,8 @@ class ReplayTransport(httpx2.AsyncBaseTransport):
     """Serves a cassette's responses in order, checking each request against it.
 
     A request is compared with the next recorded one (method, path, and the
-    parsed JSON body, scrubbed the same way); any difference, or a request past
+    parsed JSON body, scrubbed the same way, ``<environment>`` blocks masked
+    on both sides); any difference, or a request past
     the end, raises ``ReplayMismatch`` with a readable diff. The failure is
     sticky: later requests (an SDK or provider retry) raise it again instead
     of consuming the recording. ``allow_reorder`` lets a request match a later
@@ -281,7 +283,7 @@ def _differences(expected: RecordedRequest, actual: RecordedRequest) -> list[str
         diffs.append(f"method: recorded {expected.method} != actual {actual.method}")
     if expected.path != actual.path:
         diffs.append(f"path: recorded {expected.path!r} != actual {actual.path!r}")
-    return diffs + json_diff(expected.body, actual.body)
+    return diffs + json_diff(mask_volatile(expected.body), mask_volatile(actual.body))
 
 
 def _tail(actual: RecordedRequest) -> str:

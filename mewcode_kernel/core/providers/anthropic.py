@@ -5,8 +5,12 @@ Construction (key, base URL, HTTP client, retry policy) lives in
 feed recorded transcripts:
 
 * ``to_anthropic_request(request, model, max_tokens)`` builds the request
-  body, with prompt-caching breakpoints on the system prompt, the last tool
-  and the last block of the conversation (three of the four allowed);
+  body, with the four prompt-caching breakpoints allowed: the last tool, the
+  system prompt (tools and system are the stable prefix), the last block of
+  the conversation (written for the next request) and the last block before
+  the newest assistant message (where the previous request put its tail, so
+  this one reads it even when a step added more than the ~20 blocks the
+  cache looks back over);
 * ``AnthropicStreamFold`` folds the raw stream events (the SDK's
   ``RawMessageStartEvent``... objects, or the same events as plain dicts) into
   our ``ModelEvent``s and one final ``ResponseDone``.
@@ -111,6 +115,14 @@ def _tool(spec: ToolSpec) -> dict[str, Any]:
     return {"name": spec.name, "description": spec.description, "input_schema": spec.input_schema}
 
 
+def _mark_tail(message: dict[str, Any]) -> None:
+    """Put a cache breakpoint on the last block of ``message`` that can carry one."""
+    for block in reversed(message["content"]):
+        if block["type"] in _CACHEABLE:
+            block["cache_control"] = _cache()
+            return
+
+
 def to_anthropic_request(request: ModelRequest, model: str, max_tokens: int) -> dict[str, Any]:
     """The Messages API body for ``request`` (without ``stream``).
 
@@ -134,10 +146,13 @@ def to_anthropic_request(request: ModelRequest, model: str, max_tokens: int) -> 
         else:
             messages.append({"role": message.role, "content": content})
     if messages:
-        for block in reversed(messages[-1]["content"]):
-            if block["type"] in _CACHEABLE:
-                block["cache_control"] = _cache()
-                break
+        _mark_tail(messages[-1])
+        newest = next(
+            (i for i in range(len(messages) - 1, 0, -1) if messages[i]["role"] == "assistant"),
+            None,
+        )
+        if newest is not None:
+            _mark_tail(messages[newest - 1])
     body["messages"] = messages
     if request.tools:
         tools = [_tool(t) for t in request.tools]

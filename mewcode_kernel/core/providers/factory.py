@@ -9,7 +9,12 @@ from typing import Any
 from ..config import ProviderSettings
 from .base import Provider
 
-__all__ = ["build_provider", "provider_label"]
+__all__ = ["CASSETTE_ENV", "RECORD_ENV", "build_provider", "close_provider", "provider_label"]
+
+CASSETTE_ENV = "MEWCODE_CASSETTE"
+"""The cassette the offline ``replay`` provider plays (default: the bundled demo)."""
+RECORD_ENV = "MEWCODE_RECORD"
+"""Record a live provider's model traffic into this cassette file."""
 
 
 def build_provider(
@@ -20,14 +25,18 @@ def build_provider(
 ) -> Provider:
     """The live provider for ``settings``, or a replay.
 
-    ``replay_from`` (or the ``replay`` protocol, which defaults to the bundled
-    demo cassette) serves a recording offline through the real SDK code path;
-    ``record_to`` records the live exchanges into a cassette as they happen.
+    ``replay_from`` (or the ``replay`` protocol) serves a recording offline
+    through the real SDK code path; the ``replay`` protocol plays
+    ``$MEWCODE_CASSETTE`` when set (relative to the working directory), else
+    the bundled demo cassette. ``record_to`` (default ``$MEWCODE_RECORD``)
+    records a live provider's exchanges into a cassette as they happen.
     """
     from .replay import DEMO_CASSETTE, ReplayProvider, make_http_client
 
     if replay_from is not None or settings.protocol == "replay":
-        return ReplayProvider.from_cassette(Path(replay_from or DEMO_CASSETTE))
+        chosen = replay_from or os.environ.get(CASSETTE_ENV) or DEMO_CASSETTE
+        return ReplayProvider.from_cassette(Path(chosen))
+    record_to = record_to or os.environ.get(RECORD_ENV) or None
     kwargs: dict[str, Any] = {
         "name": settings.name,
         "model": settings.model,
@@ -51,3 +60,16 @@ def provider_label(provider: Provider) -> str:
     """How a front end names the provider: replays say they are replays."""
     label = getattr(provider, "label", None)
     return label if isinstance(label, str) else f"{provider.name} ({provider.model})"
+
+
+async def close_provider(provider: Provider) -> None:
+    """Close ``provider``'s HTTP client; a replay is closed without its drift check
+    (it was switched away from, not finished)."""
+    from .replay import ReplayProvider
+
+    if isinstance(provider, ReplayProvider):
+        await provider.aclose(check=False)
+        return
+    closer = getattr(provider, "aclose", None)
+    if closer is not None:
+        await closer()

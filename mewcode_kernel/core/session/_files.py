@@ -5,7 +5,8 @@ Layout: ``<root>/.mewcode/sessions/<id>/conversation.jsonl`` and ``meta.json``.
 Line format of ``conversation.jsonl``: one JSON object per line, ``\\n``
 terminated. A line with a ``role`` key is a ``Message``
 (``Message.model_dump_json()``); a line with a string ``type`` key is a
-marker (e.g. ``{"type": "compact_marker", ...}``) whose kinds later code
+marker (e.g. ``{"type": "compact", "messages": 12, ...}``, followed by the
+12 messages the conversation was compacted to) whose kinds later code
 defines; readers ignore kinds they do not know. Anything else is corrupt.
 """
 
@@ -25,6 +26,7 @@ from pydantic import ValidationError
 from ..messages import Message
 
 __all__ = [
+    "COMPACT_MARKER",
     "CONVERSATION_FILE",
     "META_FILE",
     "SESSIONS_DIR",
@@ -37,6 +39,8 @@ __all__ = [
 ]
 
 SESSIONS_DIR = Path(".mewcode") / "sessions"
+#: Marker kind written by a compaction; loading starts at the last complete one.
+COMPACT_MARKER = "compact"
 CONVERSATION_FILE = "conversation.jsonl"
 META_FILE = "meta.json"
 

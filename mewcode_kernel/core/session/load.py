@@ -6,14 +6,16 @@ import contextlib
 import difflib
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..conversation import Conversation
 from ..errors import SessionError
 from ..messages import Message
-from ._files import CONVERSATION_FILE, SessionMarker, decode_line, sessions_dir
+from ..prompt.turn import prompt_text
+from ._files import COMPACT_MARKER, CONVERSATION_FILE, SessionMarker, decode_line, sessions_dir
 from .meta import PROMPT_KEEP_CHARS, SessionMeta, read_meta
 
 __all__ = [
@@ -37,6 +39,13 @@ class LoadedSession:
     also in ``unsaved`` (not on disk yet; ``SessionStore.resume`` writes them).
     ``skipped_lines`` counts corrupt lines, including a truncated last line
     (``truncated_tail``) left by a crash mid-write.
+
+    A compacted session loads from its last complete ``compact`` marker:
+    ``messages`` are the summary and what followed; ``compacted_from`` is how
+    many stored messages came before it (``None``: never compacted).
+    ``broken_compaction`` is set when the last compaction was cut short by a
+    crash and ignored (``SessionStore.resume`` then records the loaded state
+    afresh). ``last_activity`` is when the conversation file last changed.
     """
 
     id: str
@@ -48,6 +57,9 @@ class LoadedSession:
     truncated_tail: bool = False
     closed_dangling: int = 0
     unsaved: tuple[Message, ...] = ()
+    compacted_from: int | None = None
+    last_activity: datetime | None = None
+    broken_compaction: bool = False
 
 
 def load_session(root: Path, session_id: str) -> LoadedSession:
@@ -57,7 +69,12 @@ def load_session(root: Path, session_id: str) -> LoadedSession:
     """
     sid = resolve_session_id(root, session_id)
     directory = sessions_dir(root) / sid
-    messages, markers, skipped, truncated = read_conversation(directory / CONVERSATION_FILE)
+    path = directory / CONVERSATION_FILE
+    last_activity = _mtime(path)
+    messages, markers, skipped, truncated = read_conversation(path)
+    start, end = compaction_window(markers, len(messages))
+    broken = end < len(messages)
+    messages = messages[start:end]
     unsaved: list[Message] = []
     conversation = Conversation(messages, on_append=unsaved.append)
     closed = conversation.close_dangling()
@@ -71,7 +88,34 @@ def load_session(root: Path, session_id: str) -> LoadedSession:
         truncated_tail=truncated,
         closed_dangling=closed,
         unsaved=tuple(unsaved),
+        compacted_from=start if start else None,
+        last_activity=last_activity,
+        broken_compaction=broken,
     )
+
+
+def compaction_window(markers: Sequence[SessionMarker], count: int) -> tuple[int, int]:
+    """``(start, end)``: the stored messages that make up the conversation.
+
+    From the last ``compact`` marker whose promised messages were all
+    written, to the end; a marker cut short by a crash is ignored together
+    with what followed it (the conversation before it stands).
+    """
+    compacts = [m for m in markers if m.type == COMPACT_MARKER]
+    end = count
+    for marker in reversed(compacts):
+        promised = marker.data.get("messages")
+        if isinstance(promised, int) and end - marker.position >= promised:
+            return marker.position, end
+        end = marker.position  # incomplete: drop it and everything after
+    return 0, end
+
+
+def _mtime(path: Path) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    except OSError:
+        return None
 
 
 def read_conversation(path: Path) -> tuple[list[Message], list[SessionMarker], int, bool]:
@@ -166,8 +210,10 @@ def first_prompt_in(path: Path, *, max_lines: int = _PROMPT_SCAN_LINES) -> str |
         with path.open("rb") as f:
             for _, line in zip(range(max_lines), f, strict=False):
                 item = decode_line(line.rstrip(b"\n"))
-                if isinstance(item, Message) and item.role == "user" and item.text.strip():
-                    return item.text.strip()[:PROMPT_KEEP_CHARS]
+                if isinstance(item, Message) and item.role == "user" and "compact" not in item.meta:
+                    text = prompt_text(item).strip()
+                    if text:
+                        return text[:PROMPT_KEEP_CHARS]
     except OSError:
         return None
     return None

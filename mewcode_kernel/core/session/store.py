@@ -19,7 +19,9 @@ from typing import Any
 
 from ..errors import SessionError
 from ..messages import Message
+from ..prompt.turn import prompt_text
 from ._files import (
+    COMPACT_MARKER,
     CONVERSATION_FILE,
     atomic_write,
     encode_marker,
@@ -71,8 +73,8 @@ class SessionWriter:
         line = _encode(message)
         with self._lock:
             self._write(line)
-            if self._meta.first_prompt is None and message.role == "user":
-                text = message.text.strip()
+            if self._meta.first_prompt is None and _is_prompt(message):
+                text = prompt_text(message).strip()
                 if text:
                     self._set_meta(self._meta.touched(first_prompt=text[:PROMPT_KEEP_CHARS]))
 
@@ -81,6 +83,20 @@ class SessionWriter:
         line = encode_marker(kind, data)
         with self._lock:
             self._write(line)
+
+    def append_compaction(
+        self, messages: Sequence[Message], data: Mapping[str, Any] | None = None
+    ) -> None:
+        """Record a compaction without losing history: a ``compact`` marker
+        (``{"type": "compact", "messages": n, ...data}``) followed by the ``n``
+        messages the conversation now consists of, in one write and one
+        ``fsync``. Loading starts at the last such marker that is complete,
+        so a crash in the middle of this write leaves the previous state."""
+        record = {**(data or {}), "messages": len(messages)}
+        payload = encode_marker(COMPACT_MARKER, record) + b"".join(_encode(m) for m in messages)
+        with self._lock:
+            self._write(payload)
+            self._set_meta(self._meta.touched())
 
     def replace(self, messages: Sequence[Message]) -> None:
         """Rewrite the conversation as ``messages`` (compaction), atomically:
@@ -194,12 +210,21 @@ class SessionStore:
     @staticmethod
     def resume(root: Path, session_id: str) -> tuple[LoadedSession, SessionWriter]:
         """Load a session and reopen it; the messages that closed dangling tool
-        calls (``loaded.unsaved``) are written at once, so disk and memory agree."""
+        calls (``loaded.unsaved``) are written at once, so disk and memory agree.
+        After a compaction cut short by a crash, the loaded conversation is
+        recorded afresh behind a new ``compact`` marker."""
         loaded = load_session(root, session_id)
         writer = SessionStore.open(root, loaded.id)
+        if loaded.broken_compaction:
+            writer.append_compaction(loaded.messages, {"trigger": "repair"})
+            return loaded, writer
         for message in loaded.unsaved:
             writer.append(message)
         return loaded, writer
+
+
+def _is_prompt(message: Message) -> bool:
+    return message.role == "user" and "compact" not in message.meta
 
 
 def _encode(message: Message) -> bytes:

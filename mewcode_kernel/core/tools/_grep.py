@@ -15,11 +15,13 @@ from __future__ import annotations
 import re
 import shutil
 import warnings
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from ._globpat import GlobError, expand_braces, translate
 from ._ignore import SearchScope
+from ._prefilter import Prefilter, study
 
 __all__ = [
     "CompiledPattern",
@@ -27,6 +29,7 @@ __all__ = [
     "GrepQuery",
     "GrepResult",
     "Line",
+    "LineBlocks",
     "Mode",
     "compile_pattern",
     "search",
@@ -85,7 +88,66 @@ class GrepQuery:
     file_filter: FileFilter | None = None
     single_file: str | None = None
     python_only: bool = False
-    needle: bytes | None = None
+    prefilter: Prefilter | None = None
+
+
+class LineBlocks(MutableMapping[str, list[Line]]):
+    """Content-mode lines kept as ripgrep printed them (``N:text`` / ``N-text``
+    lines per file) and parsed only when read: the caller usually shows a few
+    hundred lines of many thousands."""
+
+    _PREFIX = re.compile(rb"^(\d+)([:-])", re.MULTILINE)
+    _KIND = re.compile(rb"^\d+([:-])", re.MULTILINE)
+
+    def __init__(self) -> None:
+        self._raw: dict[str, bytes] = {}
+        self._sizes: dict[str, int] = {}
+        self._parsed: dict[str, list[Line]] = {}
+
+    def add(self, rel: str, body: bytes, *, all_matches: bool) -> int:
+        """Keep one file's block; return how many of its lines are matches.
+        ``all_matches``: no context lines were asked for (a fast count then)."""
+        self._raw[rel] = body
+        if all_matches and b"WARNING" not in body:
+            self._sizes[rel] = n = body.count(b"\n") + (not body.endswith(b"\n"))
+            return n
+        kinds = self._KIND.findall(body)
+        self._sizes[rel] = len(kinds)
+        return kinds.count(b":")
+
+    def size(self, rel: str) -> int:
+        """How many lines (matches and context) the file contributes."""
+        return self._sizes[rel]
+
+    def __getitem__(self, rel: str) -> list[Line]:
+        if rel not in self._parsed:
+            body = self._raw[rel]
+            lines = []
+            for m in self._PREFIX.finditer(body):
+                end = body.find(b"\n", m.end())
+                text = body[m.end() : end if end >= 0 else len(body)]
+                lines.append((int(m.group(1)), m.group(2) == b":", text.decode("utf-8", "replace")))
+            self._parsed[rel] = lines
+        return self._parsed[rel]
+
+    def __setitem__(self, rel: str, lines: list[Line]) -> None:
+        self._parsed[rel] = lines
+        self._raw.setdefault(rel, b"")
+        self._sizes[rel] = len(lines)
+
+    def __delitem__(self, rel: str) -> None:
+        del self._raw[rel]
+        del self._sizes[rel]
+        self._parsed.pop(rel, None)
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self._raw
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
 
 
 @dataclass(slots=True)
@@ -95,9 +157,15 @@ class GrepResult:
     of 1 only means "at least one"."""
 
     counts: dict[str, int] = field(default_factory=dict)
-    lines: dict[str, list[Line]] = field(default_factory=dict)
+    lines: MutableMapping[str, list[Line]] = field(default_factory=dict)
     engine: str = "python"
     truncated: bool = False
+
+    def line_total(self, rel: str) -> int:
+        """Lines (matches and context) to show for one file."""
+        if isinstance(self.lines, LineBlocks):
+            return self.lines.size(rel) if rel in self.lines else 0
+        return len(self.lines.get(rel, ()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,12 +174,12 @@ class CompiledPattern:
 
     ``python_only``: ripgrep would read it differently (nested sets such as
     ``[[:alpha:]]``, ``&&``/``--`` in sets, ``\\<``), so only Python runs it.
-    ``needle``: UTF-8 bytes every match contains, to skip files cheaply.
+    ``prefilter``: byte-level shortcuts for the Python engine.
     """
 
     regex: re.Pattern[str]
     python_only: bool
-    needle: bytes | None
+    prefilter: Prefilter | None
 
 
 def compile_pattern(pattern: str, ignore_case: bool) -> CompiledPattern:
@@ -130,26 +198,8 @@ def compile_pattern(pattern: str, ignore_case: bool) -> CompiledPattern:
             parsed = None
     python_only = "\\<" in pattern or "\\>" in pattern
     python_only = python_only or any(issubclass(w.category, FutureWarning) for w in caught)
-    needle = _required_literal(parsed) if parsed is not None else None
-    return CompiledPattern(rx, python_only, needle)
-
-
-def _required_literal(parsed: Any) -> bytes | None:
-    """The longest run of literal characters at the top level of the pattern
-    (so in every match), unless case is ignored; None if under 2 chars."""
-    if parsed.state.flags & re.IGNORECASE:
-        return None
-    best, run = "", []
-    for op, av in parsed.data:
-        if str(op) == "LITERAL":
-            run.append(chr(av))
-            continue
-        best = max(best, "".join(run), key=len)
-        run = []
-    best = max(best, "".join(run), key=len)
-    if len(best) < 2 or "\ufffd" in best:
-        return None
-    return best.encode("utf-8")
+    prefilter = study(parsed) if parsed is not None else None
+    return CompiledPattern(rx, python_only, prefilter)
 
 
 async def search(query: GrepQuery, *, use_rg: bool | None = None) -> GrepResult:

@@ -1,7 +1,15 @@
 """The pure-Python grep engine: walk (pruning ignored directories), then read
-and match files in a thread pool. Matching is line-oriented like ripgrep's:
-one regex search over the whole text finds candidates quickly, and a match
-that spans a newline is re-checked within its line."""
+and match files, in a thread pool when there are cores to spare.
+
+Matching is line-oriented like ripgrep's. Files are first screened on their
+raw bytes (``_prefilter``); then either only the lines holding the required
+literal are matched, or one regex search over the whole text finds
+candidates and a match that spans a newline is re-checked on its line.
+
+Threads only overlap file reads (matching holds the GIL): with two cores or
+fewer they cost more than they save on a warm cache, so files are then
+processed inline.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +22,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ._grep import GrepQuery, GrepResult, Line
 from ._ignore import walk_files
+from ._prefilter import literal_lines
 
 __all__ = ["search", "search_sync"]
 
-_CHUNK = 48
+_CHUNK = 256
+_MIN_CPUS_FOR_POOL = 4
+_FIRST_READ = 64 * 1024
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
 
@@ -26,7 +37,7 @@ def _pool() -> ThreadPoolExecutor:
     global _executor
     with _executor_lock:
         if _executor is None:
-            workers = min(8, (os.cpu_count() or 2) + 2)
+            workers = min(4, os.cpu_count() or 1)
             _executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mewcode-grep")
         return _executor
 
@@ -58,9 +69,9 @@ def search_sync(query: GrepQuery, stop: threading.Event | None = None) -> GrepRe
     stop = stop or threading.Event()
     result = GrepResult(engine="python")
     chunks = [files[i : i + _CHUNK] for i in range(0, len(files), _CHUNK)]
-    if len(chunks) <= 1:
-        outputs: Iterator[list[tuple[str, int, list[Line]]]] = iter(
-            [matcher.run_chunk(c, stop) for c in chunks]
+    if len(chunks) <= 1 or (os.cpu_count() or 1) < _MIN_CPUS_FOR_POOL:
+        outputs: Iterator[list[tuple[str, int, list[Line]]]] = (
+            matcher.run_chunk(c, stop) for c in chunks
         )
     else:
         outputs = _pool().map(lambda c: matcher.run_chunk(c, stop), chunks)
@@ -77,7 +88,11 @@ class _Matcher:
         self.rx = query.regex
         self.mode = query.mode
         self.context = query.context if query.mode == "content" else 0
-        self.needle = query.needle
+        self.prefilter = query.prefilter
+        # lookarounds could peek past a line end: check matches on the line alone
+        self.isolate = any(s in query.pattern for s in ("(?=", "(?!", "(?<"))
+        # \A and \Z mean the ends of each line (as in ripgrep): try every line
+        self.per_line = "\\A" in query.pattern or "\\Z" in query.pattern
 
     def run_chunk(
         self, files: list[tuple[str, str]], stop: threading.Event
@@ -92,43 +107,95 @@ class _Matcher:
         return out
 
     def run_file(self, path: str) -> tuple[int, list[Line]] | None:
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError:
+        data = _read(path)
+        if data is None:
             return None
-        if self.needle is not None and self.needle not in data:
+        pf = self.prefilter
+        rejected, hay = pf.check(data) if pf is not None else (False, None)
+        if rejected or b"\0" in data:
             return None
-        if b"\0" in data:
-            return None
-        text = data.decode("utf-8", "replace")
         first_only = self.mode == "files_with_matches"
-        spans = list(_matching_lines(self.rx, text, first_only))
-        if not spans:
+        if pf is not None and hay is not None:
+            found = self._candidate_lines(data, hay, pf.key, pf.literal is not None, first_only)
+        elif self.per_line:
+            found = _each_line(self.rx, data.decode("utf-8", "replace"), first_only)
+        else:
+            found = list(
+                _matching_lines(self.rx, data.decode("utf-8", "replace"), first_only, self.isolate)
+            )
+        if not found:
             return None
         if self.mode != "content":
-            return len(spans), []
-        return len(spans), self._lines(text, spans)
-
-    def _lines(self, text: str, spans: list[tuple[int, int, int]]) -> list[Line]:
+            return len(found), []
         if not self.context:
-            return [(n, True, text[s:e]) for n, s, e in spans]
+            return len(found), [(n, True, line) for n, line in found]
+        return len(found), self._with_context(data.decode("utf-8", "replace"), found)
+
+    def _candidate_lines(
+        self, data: bytes, hay: bytes, key: bytes, is_literal: bool, first_only: bool
+    ) -> list[tuple[int, str]]:
+        """Only lines holding the required literal can match: check just those."""
+        found = []
+        search = self.rx.search
+        for n, s, e in literal_lines(hay, key, numbered=self.mode == "content"):
+            line = data[s:e].decode("utf-8", "replace")
+            if is_literal or search(line):
+                found.append((n, line))
+                if first_only:
+                    break
+        return found
+
+    def _with_context(self, text: str, found: list[tuple[int, str]]) -> list[Line]:
         all_lines = text.split("\n")
         if text.endswith("\n"):
             all_lines.pop()
         wanted: dict[int, bool] = {}
         c = self.context
-        for n, _, _ in spans:
+        for n, _ in found:
             for k in range(max(n - c, 1), min(n + c, len(all_lines)) + 1):
                 wanted.setdefault(k, False)
             wanted[n] = True
         return [(k, wanted[k], all_lines[k - 1]) for k in sorted(wanted)]
 
 
+def _read(path: str) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, _FIRST_READ)
+        if len(data) == _FIRST_READ:
+            chunks = [data]
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+        return data
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _each_line(rx: re.Pattern[str], text: str, first_only: bool) -> list[tuple[int, str]]:
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    found = []
+    for n, line in enumerate(lines, 1):
+        if rx.search(line):
+            found.append((n, line))
+            if first_only:
+                break
+    return found
+
+
 def _matching_lines(
-    rx: re.Pattern[str], text: str, first_only: bool
-) -> Iterator[tuple[int, int, int]]:
-    """Yield (line number, line start, line end) for lines holding a match."""
+    rx: re.Pattern[str], text: str, first_only: bool, isolate: bool
+) -> Iterator[tuple[int, str]]:
+    """Yield (line number, line) for lines holding a match. One search over
+    the whole text finds candidates fast; a candidate that spans a newline
+    (or, with ``isolate``, any) is re-checked on its line alone."""
     n = len(text)
     search = rx.search
     pos = 0
@@ -145,10 +212,11 @@ def _matching_lines(
         le = text.find("\n", s)
         if le == -1:
             le = n
-        if m.end() <= le or search(text, ls, le) is not None:
+        line = text[ls:le]
+        if (m.end() <= le and not isolate) or search(line) is not None:
             lineno += text.count("\n", counted, ls)
             counted = ls
-            yield lineno, ls, le
+            yield lineno, line
             if first_only:
                 return
         pos = le + 1

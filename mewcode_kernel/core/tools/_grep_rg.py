@@ -16,14 +16,16 @@ import asyncio
 import contextlib
 import os
 import re
+import tempfile
+from typing import BinaryIO
 
-from ._grep import GrepQuery, GrepResult, Line
+from ._grep import GrepQuery, GrepResult, LineBlocks
 
 __all__ = ["MAX_OUTPUT_BYTES", "rg_args", "search"]
 
 MAX_OUTPUT_BYTES = 256 * 1024 * 1024
+_SIZE_CHECK_INTERVAL = 0.25
 _COUNT_RECORD = re.compile(rb"([^\0]*)\0(\d+)\n")
-_LINE_PREFIX = re.compile(rb"(\d+)([:-])")
 
 
 def rg_args(query: GrepQuery) -> list[str]:
@@ -50,7 +52,7 @@ def rg_args(query: GrepQuery) -> list[str]:
     elif query.mode == "count":
         args.append("--count")
     else:
-        args += ["--line-number", "--with-filename", "--no-heading"]
+        args += ["--line-number", "--heading"]
         if query.context:
             args += ["--context", str(query.context)]
     args += ["--regexp", query.pattern, "--", "."]
@@ -59,22 +61,13 @@ def rg_args(query: GrepQuery) -> list[str]:
 
 async def search(query: GrepQuery, rg: str) -> GrepResult | None:
     """Run ripgrep; None when it cannot run this pattern (use the Python engine)."""
-    proc = await asyncio.create_subprocess_exec(
-        rg,
-        *rg_args(query),
-        cwd=query.scope.start,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    try:
-        out, truncated = await _read_capped(proc)
-        code = await proc.wait()
-    finally:
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await asyncio.shield(proc.wait())
+    with tempfile.TemporaryFile() as sink:
+        try:
+            code, truncated = await _run(rg, query, sink)
+        except OSError:
+            return None  # rg could not be started after all
+        sink.seek(0)
+        out = await asyncio.to_thread(sink.read, MAX_OUTPUT_BYTES)
     if code not in (0, 1) and not out:
         return None  # e.g. a regex ripgrep rejects: the Python engine decides instead
     result = _parse(query, out)
@@ -85,17 +78,32 @@ async def search(query: GrepQuery, rg: str) -> GrepResult | None:
     return result
 
 
-async def _read_capped(proc: asyncio.subprocess.Process) -> tuple[bytes, bool]:
-    assert proc.stdout is not None
-    chunks: list[bytes] = []
-    size = 0
-    while chunk := await proc.stdout.read(1 << 20):
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > MAX_OUTPUT_BYTES:
-            proc.kill()
-            return b"".join(chunks), True
-    return b"".join(chunks), False
+async def _run(rg: str, query: GrepQuery, sink: BinaryIO) -> tuple[int, bool]:
+    """Run ripgrep into ``sink`` (a file: far cheaper than waking the event
+    loop for each of its many small writes to a pipe); stop it if its output
+    passes ``MAX_OUTPUT_BYTES``. Returns (exit code, stopped for size)."""
+    proc = await asyncio.create_subprocess_exec(
+        rg,
+        *rg_args(query),
+        cwd=query.scope.start,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=sink,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    exited = asyncio.ensure_future(proc.wait())
+    try:
+        while True:
+            done, _ = await asyncio.wait({exited}, timeout=_SIZE_CHECK_INTERVAL)
+            if done:
+                return exited.result(), False
+            if os.fstat(sink.fileno()).st_size > MAX_OUTPUT_BYTES:
+                proc.kill()
+                return await exited, True
+    finally:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await asyncio.shield(exited)
 
 
 def _rel(raw: bytes) -> str:
@@ -113,29 +121,22 @@ def _parse(query: GrepQuery, out: bytes) -> GrepResult:
         for m in _COUNT_RECORD.finditer(out):
             result.counts[_rel(m.group(1))] = int(m.group(2))
     else:
-        _parse_content(out, result)
+        _parse_content(out, result, query.context)
     return result
 
 
-def _parse_content(out: bytes, result: GrepResult) -> None:
-    current: list[Line] | None = None
-    current_raw = b""
-    for record in out.split(b"\n"):
-        nul = record.find(b"\0")
+def _parse_content(out: bytes, result: GrepResult, context: int) -> None:
+    """``--heading`` output: per file ``path NUL`` then its lines, files
+    separated by an empty line (every line starts with its number, so an
+    empty line cannot occur inside a file's block)."""
+    blocks = LineBlocks()
+    for block in out.split(b"\n\n"):
+        nul = block.find(b"\0")
         if nul < 0:
-            continue  # "--" separators (we draw our own) and the final empty piece
-        raw_path = record[:nul]
-        m = _LINE_PREFIX.match(record, nul + 1)
-        if m is None:
-            continue  # e.g. a "binary file matches" warning
-        if current is None or raw_path != current_raw:
-            current_raw = raw_path
-            current = result.lines.setdefault(_rel(raw_path), [])
-        is_match = m.group(2) == b":"
-        text = record[m.end() :].decode("utf-8", "replace")
-        current.append((int(m.group(1)), is_match, text))
-    for rel, lines in result.lines.items():
-        result.counts[rel] = sum(1 for _, is_match, _ in lines if is_match)
+            continue
+        rel = _rel(block[:nul])
+        result.counts[rel] = blocks.add(rel, block[nul + 1 :], all_matches=not context)
+    result.lines = blocks
 
 
 def _post_filter(query: GrepQuery, result: GrepResult) -> None:

@@ -93,7 +93,7 @@ async def bash(
         )
     )
     try:
-        transport, proto = await spawn
+        transport, proto = await asyncio.shield(spawn)
     except asyncio.CancelledError:
         # the command may already run (and have started children): stop it all
         await _finish_anyway(_abandon(spawn))

@@ -69,6 +69,8 @@ def _edit(ctx: ToolContext, target: Path, shown: str, old: str, new: str, replac
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(target, new)
         return f"Created {shown}.\n" + _snippet(new, 0, new)
+    if not target.is_file():
+        raise ToolError(f"{shown} is not a regular file (a device, socket or pipe)")
     text = read_text(target, shown)
     if not old:
         if text.strip():

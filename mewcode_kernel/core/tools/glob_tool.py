@@ -40,8 +40,7 @@ async def glob(
       top level, `**/*.py` every Python file.
     - Files ignored by .gitignore and the .git directory are skipped.
     - Returns matching file paths, most recently modified first (at most 200).
-    - To search file contents use grep. For open-ended searches that need
-      several rounds of globbing and grepping, consider an Agent instead.
+    - To search file contents, use grep.
     """
     pattern = pattern.strip()
     if not pattern:

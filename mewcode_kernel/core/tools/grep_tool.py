@@ -16,7 +16,7 @@ from ._ignore import SearchScope
 from ._paths import display_path, missing_path_error, resolve_path
 from .base import ToolContext, tool
 
-__all__ = ["DEFAULT_LIMITS", "MAX_LINE_CHARS", "grep", "run_grep"]
+__all__ = ["DEFAULT_LIMITS", "MAX_LINE_CHARS", "format_result", "grep", "grep_text", "run_grep"]
 
 DEFAULT_LIMITS: dict[str, int] = {"files_with_matches": 200, "count": 200, "content": 400}
 MAX_LINE_CHARS = 500
@@ -61,7 +61,7 @@ async def grep(
         ),
     ] = None,
 ) -> str:
-    """Search file contents with a regular expression (ripgrep-backed).
+    """Search file contents with a regular expression.
 
     - Use this for every content search; do not run grep or rg through bash.
     - Python regex syntax, matched line by line: `log.*Error`, `def \\w+\\(`.
@@ -69,24 +69,49 @@ async def grep(
     - `output_mode`: "files_with_matches" (default) lists files, "content"
       shows `path:line:text` (with `context` lines around), "count" gives
       matching lines per file. Results are sorted by path.
-    - Filter files with `glob` ("*.py", "src/**/*.ts", "*.{js,jsx}") and
-      narrow with `path`. Files ignored by .gitignore, .git and binary files
-      are skipped.
+    - `glob` filters files: by name at any depth ("*.py", "*.{ts,tsx}") or
+      by path below `path` ("src/**/*.ts"); a leading "!" excludes. Files
+      ignored by .gitignore, the .git directory and binary files are skipped.
     - Output is capped (200 files / 400 lines by default); `head_limit`
-      changes the cap. For open-ended searches needing many rounds, consider
-      an Agent.
+      changes the cap.
     """
+    return await grep_text(
+        ctx,
+        pattern,
+        path=path,
+        glob=glob,
+        case_insensitive=case_insensitive,
+        output_mode=output_mode,
+        context=context or 0,
+        head_limit=head_limit,
+    )
+
+
+async def grep_text(
+    ctx: ToolContext,
+    pattern: str,
+    *,
+    path: str | None = None,
+    glob: str | None = None,
+    case_insensitive: bool = False,
+    output_mode: Mode = "files_with_matches",
+    context: int = 0,
+    head_limit: int | None = None,
+    use_rg: bool | None = None,
+) -> str:
+    """What the tool does, with the engine selectable (``use_rg``: None =
+    ripgrep if on PATH, True = ripgrep, False = pure Python)."""
     if not pattern:
         raise ToolError("pattern is empty")
     try:
         query = await asyncio.to_thread(
-            _build_query, ctx, pattern, path, glob, case_insensitive, output_mode, context or 0
+            _build_query, ctx, pattern, path, glob, case_insensitive, output_mode, context
         )
     except re.error as exc:
         raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
     except GlobError as exc:
         raise ToolError(f"invalid glob {glob!r}: {exc}") from None
-    result = await search(query)
+    result = await search(query, use_rg=use_rg)
     return format_result(ctx, query, result, head_limit)
 
 
@@ -101,8 +126,7 @@ async def run_grep(
     context: int = 0,
     use_rg: bool | None = None,
 ) -> GrepResult:
-    """The search behind the tool, with the engine selectable (``use_rg``:
-    None = ripgrep if on PATH, True = ripgrep, False = pure Python)."""
+    """The structured result behind the tool (engine chosen as in ``grep_text``)."""
     query = await asyncio.to_thread(
         _build_query, ctx, pattern, path, glob, case_insensitive, output_mode, context
     )
@@ -136,7 +160,7 @@ def _build_query(
         file_filter=FileFilter.parse(glob) if glob else None,
         single_file=single,
         python_only=compiled.python_only,
-        needle=compiled.needle,
+        prefilter=compiled.prefilter,
     )
 
 
@@ -181,11 +205,13 @@ def _format_content(
     prefix: str, ordered: list[str], result: GrepResult, context: int, limit: int, notes: list[str]
 ) -> str:
     out: list[str] = []
-    total = sum(len(result.lines.get(rel, ())) for rel in ordered)
+    total = sum(result.line_total(rel) for rel in ordered)
     shown = 0
     size = 0
     for rel in ordered:
         prev: int | None = None
+        if shown >= limit or size > MAX_OUTPUT_CHARS:
+            break
         for n, is_match, text in result.lines.get(rel, ()):
             if shown >= limit or size > MAX_OUTPUT_CHARS:
                 break

@@ -54,16 +54,19 @@ async def read_file(
       parallel rather than one at a time.
     """
     target = resolve_path(ctx, path)
-    return await asyncio.to_thread(_read, target, display_path(ctx, target), offset, limit, ctx)
+    return await asyncio.to_thread(_read, ctx, target, offset, limit)
 
 
-def _read(target: Path, shown: str, offset: int | None, limit: int | None, ctx: ToolContext) -> str:
+def _read(ctx: ToolContext, target: Path, offset: int | None, limit: int | None) -> str:
+    shown = display_path(ctx, target)
     if target.is_dir():
         raise ToolError(
             f"{shown} is a directory, not a file; use glob (e.g. pattern='*', path='{shown}') to list it"
         )
     if not target.exists():
         raise missing_path_error(ctx, target)
+    if not target.is_file():
+        raise ToolError(f"{shown} is not a regular file (a device, socket or pipe)")
     start = max(offset or 1, 1)
     want = limit or DEFAULT_LIMIT
     try:

@@ -1,0 +1,117 @@
+"""Formatting helpers for the live transcript: key arguments, durations,
+token counts, truncation, and the small HTML pieces the parts share.
+
+Colours come from JupyterLab's theme variables (with fallbacks), so the
+transcript reads in light and dark themes alike.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from mewcode_kernel.core.usage import Usage
+
+__all__ = [
+    "COLORS",
+    "MUTED",
+    "duration",
+    "esc",
+    "key_argument",
+    "pre",
+    "pretty_json",
+    "tokens",
+    "truncate",
+    "usage_line",
+]
+
+esc = escape
+
+MUTED = "color:var(--jp-ui-font-color2,#666)"
+COLORS = {
+    "ok": "var(--jp-success-color1,#388e3c)",
+    "error": "var(--jp-error-color1,#d32f2f)",
+    "warn": "var(--jp-warn-color1,#f57c00)",
+    "info": "var(--jp-info-color1,#0288d1)",
+    "muted": "var(--jp-ui-font-color2,#666)",
+}
+
+# The argument that says the most about a call, by tool and then in general.
+_KEY_ARGS = {
+    "read_file": "path",
+    "write_file": "path",
+    "edit_file": "path",
+    "bash": "command",
+    "glob": "pattern",
+    "grep": "pattern",
+    "load_skill": "name",
+    "install_skill": "url",
+    "Agent": "description",
+    "TaskGet": "task_id",
+    "TaskStop": "task_id",
+    "SendMessage": "name",
+}
+_GENERIC_KEYS = ("path", "file_path", "command", "pattern", "url", "query", "name", "description")
+
+
+def key_argument(tool: str, args: dict[str, Any], limit: int = 80) -> str:
+    """The one argument worth showing in a tool row (``""`` if none)."""
+    key = _KEY_ARGS.get(tool)
+    value = args.get(key) if key else None
+    if not isinstance(value, str) or not value:
+        value = next((args[k] for k in _GENERIC_KEYS if isinstance(args.get(k), str)), None)
+    if not isinstance(value, str) or not value:
+        value = next((v for v in args.values() if isinstance(v, str) and v), "")
+    first_line = value.strip().splitlines()[0] if value.strip() else ""
+    return truncate(first_line, limit)
+
+
+def truncate(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    if limit < 40:
+        return text[: max(limit - 1, 0)] + "…"
+    rest = len(text) - limit
+    return f"{text[:limit]}\n… ({rest:,} more characters)"
+
+
+def duration(seconds: float) -> str:
+    if seconds < 0.05:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes} min {secs} s"
+
+
+def tokens(n: int) -> str:
+    return f"{n:,}"
+
+
+def pretty_json(value: Any, limit: int = 4000) -> str:
+    try:
+        text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return truncate(text, limit)
+
+
+def pre(text: str) -> str:
+    """Preformatted text in the notebook's code font, wrapped, height-capped."""
+    return (
+        '<pre style="margin:2px 0 6px;padding:4px 6px;white-space:pre-wrap;'
+        "word-break:break-word;max-height:24em;overflow:auto;"
+        "background:var(--jp-layout-color2,#f5f5f5);border-radius:3px;"
+        'font-size:var(--jp-code-font-size,12px)">'
+        f"{esc(text)}</pre>"
+    )
+
+
+def usage_line(usage: Usage) -> str:
+    """``12,345 in · 8,000 cached · 512 out`` (input counts every input token)."""
+    return (
+        f"{tokens(usage.total_input_tokens)} in · {tokens(usage.cache_read_tokens)} cached · "
+        f"{tokens(usage.output_tokens)} out"
+    )

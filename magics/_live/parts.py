@@ -1,0 +1,297 @@
+"""The pieces of a live transcript. Each is one output of the cell, shown
+once and then repainted in place by the ``Painter`` when it changes.
+
+``TextPart`` (a Markdown block of the answer), ``AnswerStream`` (spreads a
+streamed answer over text parts: finished blocks are sent once, only the
+tail is repainted), ``ThinkingPart`` (a collapsed Accordion widget),
+``ToolRow`` (one tool call: a one-line summary that expands to its input and
+result) and ``Line`` (a notice, an error, a command's output, the footer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+import ipywidgets as w
+
+from .blocks import LineBlocks, MarkdownBlocks
+from .fmt import COLORS, MUTED, duration, esc, key_argument, pre, pretty_json, truncate
+from .surface import Bundle, Surface
+
+__all__ = ["AnswerStream", "Line", "TextPart", "ThinkingPart", "ToolRow", "ToolState", "WidgetPart"]
+
+#: Messages a new widget costs on IOPub: its comm_open plus those of its
+#: Layout (and Style) models.
+_HTML_COST = 3
+_BOX_COST = 2
+
+
+class _Part:
+    """An output shown once, then updated only when its bundle changed."""
+
+    def __init__(self, surface: Surface) -> None:
+        self._surface = surface
+        self._handle: Any = None
+        self._sent: Bundle | None = None
+
+    @property
+    def shown(self) -> bool:
+        return self._handle is not None
+
+    def bundle(self) -> Bundle:
+        raise NotImplementedError
+
+    def metadata(self) -> dict[str, Any] | None:
+        return None
+
+    def paint(self) -> int:
+        bundle = self.bundle()
+        if bundle == self._sent:
+            return 0
+        if self._handle is None:
+            self._handle = self._surface.show(bundle, metadata=self.metadata())
+        else:
+            self._surface.update(self._handle, bundle)
+        self._sent = bundle
+        return 1
+
+
+class TextPart(_Part):
+    """One block of the answer, as Markdown."""
+
+    def __init__(self, surface: Surface) -> None:
+        super().__init__(surface)
+        self.text = ""
+        self.discarded = False
+
+    def bundle(self) -> Bundle:
+        if self.discarded:
+            return {"text/markdown": "", "text/plain": ""}
+        return {"text/markdown": self.text, "text/plain": self.text}
+
+    def paint(self) -> int:
+        if self.discarded and not self.shown:
+            return 0
+        return super().paint()
+
+
+class AnswerStream:
+    """A streamed answer spread over ``TextPart``s made by ``new_part``."""
+
+    def __init__(self, new_part: Callable[[], TextPart], mark: Callable[[TextPart], None]) -> None:
+        self._new = new_part
+        self._mark = mark
+        self._split = MarkdownBlocks()
+        self._current: TextPart | None = None
+        self.parts: list[TextPart] = []
+        self.text = ""
+
+    def feed(self, text: str) -> None:
+        self.text += text
+        for block in self._split.feed(text):
+            part = self._take()
+            part.text = block
+            self._mark(part)
+            self._current = None
+        if self._split.tail:
+            part = self._take()
+            part.text = self._split.tail
+            self._mark(part)
+
+    def discard(self) -> None:
+        """Blank what was shown (a retried response starts over)."""
+        for part in self.parts:
+            part.discarded = True
+            self._mark(part)
+
+    def _take(self) -> TextPart:
+        if self._current is None:
+            self._current = self._new()
+            self.parts.append(self._current)
+        return self._current
+
+
+class ThinkingPart:
+    """The model's thinking, collapsed under a title; streamed in blocks."""
+
+    def __init__(self, surface: Surface, clock: Callable[[], float]) -> None:
+        self._surface = surface
+        self._clock = clock
+        self._started = clock()
+        self._ended: float | None = None
+        self._split = LineBlocks()
+        self._frozen: list[str] = []  # finished blocks not yet sent
+        self.text = ""
+        self.accordion: w.Accordion | None = None
+        self._box: w.VBox | None = None
+        self._tail: w.HTML | None = None
+
+    def feed(self, text: str) -> None:
+        self.text += text
+        self._frozen += self._split.feed(text)
+
+    def close(self) -> None:
+        if self._ended is None:
+            self._ended = self._clock()
+
+    @property
+    def title(self) -> str:
+        if self._ended is None:
+            return "Thinking…"
+        return f"Thought for {duration(self._ended - self._started)}"
+
+    def paint(self) -> int:
+        blocks = [w.HTML(_thinking_html(b)) for b in self._frozen]
+        self._frozen = []
+        sent = _HTML_COST * len(blocks)
+        if self.accordion is None:
+            self._tail = w.HTML(_thinking_html(self._split.tail))
+            self._box = w.VBox([*blocks, self._tail])
+            self.accordion = w.Accordion([self._box], titles=(self.title,), selected_index=None)
+            self._surface.show(self.accordion)
+            return sent + _HTML_COST + 2 * _BOX_COST + 1
+        assert self._box is not None and self._tail is not None
+        if blocks:
+            self._box.children = (*self._box.children[:-1], *blocks, self._tail)
+            sent += 1
+        sent += _set(self._tail, value=_thinking_html(self._split.tail))
+        sent += _set(self.accordion, titles=(self.title,))
+        return sent
+
+
+def _thinking_html(text: str) -> str:
+    return (
+        f'<div style="white-space:pre-wrap;line-height:1.4;{MUTED};font-size:0.95em">'
+        f"{esc(text)}</div>"
+    )
+
+
+def _set(widget: w.Widget, **values: Any) -> int:
+    """Set traits in one message; return 1 if anything changed, else 0."""
+    changed = {k: v for k, v in values.items() if getattr(widget, k) != v}
+    if not changed:
+        return 0
+    with widget.hold_sync():
+        for k, v in changed.items():
+            setattr(widget, k, v)
+    return 1
+
+
+ToolState = Literal[
+    "pending", "asking", "running", "done", "failed", "denied", "blocked", "cancelled"
+]
+
+_GLYPH: dict[str, tuple[str, str]] = {
+    "pending": ("○", COLORS["muted"]),
+    "asking": ("?", COLORS["warn"]),
+    "running": ("◐", COLORS["info"]),
+    "done": ("✓", COLORS["ok"]),
+    "failed": ("✗", COLORS["error"]),
+    "denied": ("⊘", COLORS["error"]),
+    "blocked": ("⊘", COLORS["error"]),
+    "cancelled": ("■", COLORS["muted"]),
+}
+_STATE_TEXT = {
+    "pending": "preparing",
+    "asking": "waiting for approval",
+    "running": "running",
+    "done": "done",
+    "failed": "failed",
+    "denied": "denied",
+    "blocked": "blocked",
+    "cancelled": "cancelled",
+}
+
+
+class ToolRow(_Part):
+    """One tool call: ``✓ write_file notes.txt · done · 0.2 s`` expanding to
+    the call's input, the permission decision, and the result."""
+
+    def __init__(self, surface: Surface, call_id: str, name: str) -> None:
+        super().__init__(surface)
+        self.call_id = call_id
+        self.name = name
+        self.input: dict[str, Any] | None = None
+        self.state: ToolState = "pending"
+        self.permission = ""
+        self.result: str | None = None
+        self.seconds: float | None = None
+        self.discarded = False
+
+    @property
+    def summary(self) -> str:
+        """The row as one line of text (also its ``text/plain``)."""
+        glyph = _GLYPH[self.state][0]
+        arg = key_argument(self.name, self.input or {})
+        parts = [f"{glyph} {self.name}" + (f" {arg}" if arg else ""), _STATE_TEXT[self.state]]
+        if self.seconds is not None and self.state in ("done", "failed"):
+            parts.append(duration(self.seconds))
+        return " · ".join(parts)
+
+    def bundle(self) -> Bundle:
+        if self.discarded:
+            return {"text/plain": ""}
+        glyph, color = _GLYPH[self.state]
+        arg = key_argument(self.name, self.input or {})
+        status = _STATE_TEXT[self.state]
+        if self.seconds is not None and self.state in ("done", "failed"):
+            status += f" · {duration(self.seconds)}"
+        summary = (
+            f'<span style="color:{color};display:inline-block;width:1.2em">{glyph}</span>'
+            f"<b>{esc(self.name)}</b>"
+            + (f" <code>{esc(arg)}</code>" if arg else "")
+            + f' <span style="{MUTED}">· {esc(status)}</span>'
+        )
+        body = []
+        if self.input is not None:
+            body += [f'<div style="{MUTED}">input</div>', pre(pretty_json(self.input))]
+        if self.permission:
+            body.append(f'<div style="{MUTED}">permission: {esc(self.permission)}</div>')
+        if self.result is not None:
+            label = "error" if self.state in ("failed", "denied", "blocked") else "result"
+            body += [f'<div style="{MUTED}">{label}</div>', pre(truncate(self.result, 4000))]
+        html = (
+            '<details class="mewcode-tool" style="margin:1px 0">'
+            f'<summary style="cursor:pointer">{summary}</summary>'
+            f'<div style="margin:2px 0 4px 1.3em">{"".join(body)}</div></details>'
+        )
+        return {"text/html": html, "text/plain": self.summary}
+
+    def paint(self) -> int:
+        if self.discarded and not self.shown:
+            return 0
+        return super().paint()
+
+
+class Line(_Part):
+    """A static output (notice, error, command output, footer), repaintable."""
+
+    def __init__(
+        self, surface: Surface, bundle: Bundle, metadata: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(surface)
+        self.content = bundle
+        self._metadata = metadata
+
+    def bundle(self) -> Bundle:
+        return self.content
+
+    def metadata(self) -> dict[str, Any] | None:
+        return self._metadata
+
+
+class WidgetPart:
+    """A widget made elsewhere (the approval card), shown once in its place."""
+
+    def __init__(self, surface: Surface, widget: w.Widget) -> None:
+        self._surface = surface
+        self.widget = widget
+        self.shown = False
+
+    def paint(self) -> int:
+        if self.shown:
+            return 0
+        self._surface.show(self.widget)
+        self.shown = True
+        return 1

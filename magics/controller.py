@@ -1,0 +1,279 @@
+"""The agent-cell controller: one per IPython shell, holding the session that
+consecutive agent cells continue, and the background turns.
+
+An agent cell arrives here as ``await run_cell(shell, line, body)`` (see
+``transformer``). The controller only parses, picks the session, and hands
+off: slash commands to ``core.commands``, turns to ``turn.drive_turn``.
+Expected failures become ``AgentCellError`` (one readable line).
+
+This module is imported when the extension loads, so it keeps the agent core
+(and with it pydantic and the HTTP stack) out of kernel start-up: the core is
+imported by the first agent cell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from .errors import AgentCellError, AgentInterrupted, AgentUsageError
+from .options import AgentCall, AgentOptions, parse_cell
+
+if TYPE_CHECKING:
+    from mewcode_kernel.core import AgentSession
+
+    from .render_base import Renderer
+    from .turn import TurnOutcome
+
+__all__ = ["MAX_BACKGROUND", "AgentController", "controller_for", "run_cell", "wait_background"]
+
+MAX_BACKGROUND = 4
+"""How many ``--background`` turns may run at once."""
+
+_controllers: weakref.WeakKeyDictionary[Any, AgentController] = weakref.WeakKeyDictionary()
+
+
+def controller_for(shell: Any) -> AgentController:
+    """The controller of ``shell`` (made on first use)."""
+    controller = _controllers.get(shell)
+    if controller is None:
+        controller = _controllers[shell] = AgentController(shell)
+    return controller
+
+
+async def run_cell(shell: Any, line: str, cell: str | None) -> None:
+    """Run one agent cell: ``%%agent LINE`` + ``cell``, or ``%agent LINE`` (``cell`` None)."""
+    try:
+        await controller_for(shell).run(line, cell)
+    except UsageError as exc:
+        raise AgentUsageError(str(exc)) from None
+
+
+async def wait_background(shell: Any = None) -> None:
+    """Wait until every ``--background`` turn of ``shell`` (default: the running
+    IPython) has finished: ``await magics.wait_background()`` in a cell."""
+    if shell is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    await controller_for(shell).wait_background()
+
+
+class AgentController:
+    """Runs the agent cells of one shell. The project root is ``MEWCODE_ROOT``
+    or the working directory when the controller was made (the extension load)."""
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+        self.start_dir = Path.cwd()
+        self.session: AgentSession | None = None
+        self._background: set[asyncio.Task[None]] = set()
+
+    # --- one cell ------------------------------------------------------------------
+
+    async def run(self, line: str, cell: str | None) -> None:
+        call = parse_cell(line, cell, self.shell.user_ns)
+        options = call.options
+        if options.agent is not None:
+            raise AgentCellError(
+                f"--agent {options.agent}: no subagent definition named {options.agent!r} is "
+                "available (subagent definitions are not supported by this version yet)"
+            )
+        if options.background:
+            if call.command is not None:
+                raise UsageError("--background runs a prompt, not a slash command")
+            self._start_background(call)
+            return
+        session = self._foreground_session(options)
+        if call.command is not None:
+            await self._run_command(session, call)
+        else:
+            await self._run_turn(session, call)
+
+    def _foreground_session(self, options: AgentOptions) -> AgentSession:
+        session = self._session()
+        if options.new:
+            session.new()
+        elif options.resume:
+            from mewcode_kernel.core.errors import SessionError
+
+            try:
+                loaded = session.resume(options.resume)
+            except SessionError as exc:
+                raise AgentCellError(f"cannot resume {options.resume!r}: {exc}") from None
+            print(f"↪ resumed session {loaded.id} ({len(loaded.messages)} messages)")
+        return session
+
+    def _session(self) -> AgentSession:
+        if self.session is None:
+            self.session = self._open()
+        return self.session
+
+    def _open(self, **kwargs: Any) -> AgentSession:
+        from mewcode_kernel.core import open_session
+        from mewcode_kernel.core.errors import MewcodeError
+
+        try:
+            return open_session(self.start_dir, **kwargs)
+        except (MewcodeError, ValueError) as exc:
+            raise AgentCellError(str(exc)) from None
+
+    # --- slash commands ------------------------------------------------------------
+
+    async def _run_command(self, session: AgentSession, call: AgentCall) -> None:
+        from mewcode_kernel.core.commands import run_command
+
+        from .turn import headless_setting, pick_renderer
+
+        assert call.command is not None
+        result = await run_command(session, call.command)
+        if result.error:
+            raise AgentCellError(result.markdown)
+        renderer, _ = pick_renderer(self.shell, background=False, policy=headless_setting()[1])
+        renderer.show_command(result)
+        renderer.finish(None)
+        if call.options.out:
+            self.shell.user_ns[call.options.out] = (
+                result.data if result.data is not None else result.markdown
+            )
+
+    # --- turns ---------------------------------------------------------------------
+
+    async def _run_turn(self, session: AgentSession, call: AgentCall) -> None:
+        from mewcode_kernel.core.errors import MewcodeError
+
+        from .turn import approval_handler_for, drive_turn, headless_setting, pick_renderer
+
+        allow, policy = headless_setting()
+        renderer, warning = pick_renderer(self.shell, background=False, policy=policy)
+        async with _cell_overrides(session, call.options):
+            session.headless_allow = allow
+            session.approval_handler = approval_handler_for(renderer)
+            try:
+                outcome = await drive_turn(
+                    session,
+                    call.prompt,
+                    renderer,
+                    max_turns=call.options.max_turns,
+                    warning=warning,
+                )
+            except MewcodeError as exc:  # e.g. the session file cannot be written
+                raise AgentCellError(str(exc)) from None
+        self._conclude(outcome, call.options.out)
+
+    def _conclude(self, outcome: TurnOutcome, out: str | None) -> None:
+        if outcome.cancelled:
+            raise AgentInterrupted(
+                "the agent turn was cancelled; the conversation so far is kept and the next "
+                "agent cell continues it"
+            )
+        done = outcome.done
+        if done is None:
+            raise AgentCellError("the turn ended without a result")
+        if done.reason == "error":
+            raise AgentCellError(done.error or "the turn stopped with an error")
+        if out:
+            self.shell.user_ns[out] = done.text
+
+    # --- background turns ----------------------------------------------------------
+
+    def _start_background(self, call: AgentCall) -> None:
+        from .turn import approval_handler_for, headless_setting, pick_renderer
+
+        options = call.options
+        running = [t for t in self._background if not t.done()]
+        if len(running) >= MAX_BACKGROUND:
+            raise AgentCellError(
+                f"{len(running)} background turns are already running (the limit is "
+                f"{MAX_BACKGROUND}); wait for one to finish (await magics.wait_background())"
+            )
+        base = self._session()
+        if getattr(base.settings, "protocol", None) == "replay":
+            raise AgentCellError(
+                "--background needs a live provider: the offline replay plays one recorded "
+                "conversation in order"
+            )
+        name = options.provider or (base.settings.name if base.settings else None)
+        model = options.model if options.model or options.provider else base.provider.model
+        session = self._open(provider=name, model=model, mode=options.mode or base.mode)
+        if options.resume:
+            from mewcode_kernel.core.errors import SessionError
+
+            try:
+                session.resume(options.resume)
+            except SessionError as exc:
+                raise AgentCellError(f"cannot resume {options.resume!r}: {exc}") from None
+        allow, policy = headless_setting()
+        renderer, warning = pick_renderer(self.shell, background=True, policy=policy)
+        session.headless_allow = allow
+        session.approval_handler = approval_handler_for(renderer)
+        task = asyncio.ensure_future(self._background_turn(session, call, renderer, warning))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        print(
+            f"⧗ started in the background ({len(running) + 1} running); "
+            "its transcript appears here as it goes"
+        )
+
+    async def _background_turn(
+        self, session: AgentSession, call: AgentCall, renderer: Renderer, warning: str | None
+    ) -> None:
+        from .turn import drive_turn
+
+        try:
+            outcome = await drive_turn(
+                session,
+                call.prompt,
+                renderer,
+                max_turns=call.options.max_turns,
+                foreground=False,
+                warning=warning,
+            )
+            done = outcome.done
+            if done is not None and done.reason == "error":
+                renderer.show_error(done.error or "the background turn stopped with an error")
+            elif done is not None and not outcome.cancelled and call.options.out:
+                self.shell.user_ns[call.options.out] = done.text
+        except Exception as exc:  # nobody awaits this task: report, never lose it
+            renderer.show_error(f"the background turn failed: {type(exc).__name__}: {exc}")
+        finally:
+            await session.aclose()
+
+    async def wait_background(self) -> None:
+        while pending := [t for t in self._background if not t.done()]:
+            await asyncio.wait(pending)
+
+
+@asynccontextmanager
+async def _cell_overrides(session: AgentSession, options: AgentOptions) -> AsyncIterator[None]:
+    """``--provider`` / ``--model`` / ``--mode`` for this cell only."""
+    from mewcode_kernel.core.errors import ConfigError
+    from mewcode_kernel.core.providers.factory import close_provider
+
+    swapped = None
+    if options.provider or options.model:
+        try:
+            provider, settings = session.provider_for(options.provider, options.model)
+        except ConfigError as exc:
+            raise AgentCellError(str(exc)) from None
+        swapped = session.use_provider(provider, settings)
+    previous_mode = session.mode
+    try:
+        if options.mode:
+            try:
+                session.mode = options.mode
+            except ValueError as exc:
+                raise AgentCellError(f"--mode {options.mode}: {exc}") from None
+        yield
+    finally:
+        if options.mode:
+            session.mode = previous_mode
+        if swapped is not None:
+            temporary, _ = session.use_provider(*swapped)
+            await close_provider(temporary)

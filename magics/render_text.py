@@ -1,0 +1,209 @@
+"""``TextRenderer``: the transcript as text and Markdown outputs.
+
+Used for headless runs (nbclient, nbval, ``jupyter execute``), where saved
+notebooks must read well and compare under nbval, and as the fallback when
+live widgets are not available. What it prints is deterministic for a given
+conversation: no ids, timings or token counts (those go into the final
+output's metadata, which nbval does not compare).
+
+Output of one turn::
+
+    ⓘ Using replay of quickstart.cassette.json (offline, ...): no API key is set.
+    <Markdown: text the model wrote before calling tools>
+    ✓ read_file stats.py
+    ✗ denied edit_file stats.py: ... (nobody to ask: MEWCODE_HEADLESS_APPROVAL=deny)
+    <Markdown: the final answer, with {"mewcode": provenance} metadata>
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mewcode_kernel.core.agent import ApprovalAnswer, ApprovalRequest
+from mewcode_kernel.core.commands import CommandResult
+from mewcode_kernel.core.events import (
+    AgentEvent,
+    ApprovalRequested,
+    ApprovalResolved,
+    AssistantMessage,
+    Notice,
+    PermissionDecided,
+    RetryScheduled,
+    ToolFinished,
+    TurnDone,
+)
+from mewcode_kernel.core.messages import ToolUseBlock
+
+from .render_base import dispatch
+
+__all__ = ["TextRenderer", "parse_answer", "tool_summary"]
+
+DisplayFn = Callable[..., Any]
+AskLine = Callable[[str], Awaitable[str]]
+
+_NOTICE_MARK = {"info": "ⓘ", "warning": "⚠", "error": "✗"}
+_KEY_ARGS = ("path", "file_path", "command", "pattern", "url", "name", "prompt")
+_CLEAN_STOPS = {"end_turn", "stop_sequence"}
+
+
+def tool_summary(call: ToolUseBlock, width: int = 70) -> str:
+    """``tool key-argument``, e.g. ``read_file stats.py`` or ``bash pytest -q``."""
+    value = next((call.input[k] for k in _KEY_ARGS if isinstance(call.input.get(k), str)), None)
+    if value is None:
+        value = next((v for v in call.input.values() if isinstance(v, str)), "")
+    value = " ".join(value.split())
+    if len(value) > width:
+        value = value[: width - 1] + "…"
+    return f"{call.name} {value}".rstrip()
+
+
+def parse_answer(reply: str) -> ApprovalAnswer:
+    """``y``/``yes`` allow, ``a``/``always`` allow for the session, empty or
+    ``n``/``no`` deny; any other text denies and is passed to the model."""
+    text = reply.strip()
+    word = text.lower()
+    if word in {"y", "yes"}:
+        return ApprovalAnswer(allow=True)
+    if word in {"a", "always"}:
+        return ApprovalAnswer(allow=True, always=True)
+    if word in {"", "n", "no"}:
+        return ApprovalAnswer(allow=False)
+    return ApprovalAnswer(allow=False, note=text)
+
+
+class TextRenderer:
+    """Renders one agent cell as stream lines and Markdown displays.
+
+    ``interactive``: approvals are asked with ``ask_line`` (the kernel's stdin
+    channel); otherwise the core's headless policy decides and ``policy``
+    (``allow``/``deny``) is named in the one line that reports it.
+    """
+
+    def __init__(
+        self,
+        *,
+        interactive: bool = False,
+        ask_line: AskLine | None = None,
+        policy: str = "deny",
+        display: DisplayFn | None = None,
+        write: Callable[[str], object] | None = None,
+    ) -> None:
+        self.interactive = interactive and ask_line is not None
+        self._ask_line = ask_line
+        self._policy = policy
+        if display is None:
+            from IPython.display import display as ipy_display
+
+            display = ipy_display
+        self._display = display
+        self._write = write or sys.stdout.write
+        self._answer = ""
+        self._reasons: dict[str, str] = {}
+        self._denied: set[str] = set()
+        self._errors: list[str] = []
+
+    # --- Renderer protocol -------------------------------------------------------
+
+    def start(self, *, prompt: str, provider_label: str, session_id: str | None) -> None:
+        """Nothing is printed: the provider shows in notices only when it is a replay."""
+
+    def on_event(self, event: AgentEvent) -> None:
+        dispatch(self, event)
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
+        if self._ask_line is None:
+            raise RuntimeError("this renderer cannot ask")
+        reply = await self._ask_line(
+            f"Allow {tool_summary(request.call)}? [y]es / [a]lways / [N]o (or a note for the model): "
+        )
+        return parse_answer(reply)
+
+    def show_command(self, result: CommandResult) -> None:
+        meta = {"mewcode": result.meta} if result.meta else {}
+        self._markdown(result.markdown, metadata=meta)
+
+    def show_error(self, message: str) -> None:
+        self._line(f"✗ {message}")
+
+    def finish(
+        self,
+        done: TurnDone | None,
+        *,
+        cancelled: bool = False,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        for message in self._errors:
+            if done is None or message != done.error:
+                self._line(f"✗ {message}")
+        if done is None and not cancelled:
+            return  # a slash command, or nothing ran
+        reason = "cancelled" if cancelled or done is None else done.reason
+        if done is not None and not cancelled and reason not in _CLEAN_STOPS:
+            self._line(f"■ stopped: {reason}")
+        text = self._answer.strip() or f"*(no answer: {reason})*"
+        self._markdown(text, metadata={"mewcode": metadata} if metadata else {})
+
+    # --- events ------------------------------------------------------------------
+
+    def on_assistant_message(self, event: AssistantMessage) -> None:
+        text = event.message.text.strip()
+        if event.message.tool_uses:
+            if text:
+                self._markdown(text)
+        else:
+            self._answer = text
+
+    def on_permission_decided(self, event: PermissionDecided) -> None:
+        self._reasons[event.call.id] = event.reason
+
+    def on_approval_requested(self, event: ApprovalRequested) -> None:
+        self._line(f"? {tool_summary(event.call)} needs approval: {event.reason}")
+
+    def on_approval_resolved(self, event: ApprovalResolved) -> None:
+        summary = tool_summary(event.call)
+        if not event.allowed:
+            self._denied.add(event.call.id)
+        if event.by == "headless":
+            reason = self._reasons.get(event.call.id, "needs approval")
+            verdict = "allowed" if event.allowed else "denied"
+            self._line(
+                f"{'✓' if event.allowed else '✗'} {verdict} {summary}: {reason} "
+                f"(nobody to ask: MEWCODE_HEADLESS_APPROVAL={self._policy})"
+            )
+        elif event.allowed:
+            rules = f" (always: {', '.join(event.rules_added)})" if event.rules_added else ""
+            self._line(f"✓ you allowed {summary}{rules}")
+        else:
+            note = f" ({event.note})" if event.note else ""
+            self._line(f"✗ you denied {summary}{note}")
+
+    def on_tool_finished(self, event: ToolFinished) -> None:
+        if event.call.id in self._denied:
+            return
+        summary = tool_summary(event.call)
+        if event.result.is_error:
+            first = next((ln for ln in event.result.content.splitlines() if ln.strip()), "failed")
+            self._line(f"✗ {summary}: {first.strip()[:160]}")
+        else:
+            self._line(f"✓ {summary}")
+
+    def on_retry_scheduled(self, event: RetryScheduled) -> None:
+        self._line(f"↻ retrying ({event.attempt}/{event.max_attempts}): {event.reason}")
+
+    def on_notice(self, event: Notice) -> None:
+        if event.level == "error":
+            self._errors.append(event.message)
+        else:
+            self._line(f"{_NOTICE_MARK[event.level]} {event.message}")
+
+    # --- output ------------------------------------------------------------------
+
+    def _line(self, text: str) -> None:
+        self._write(text + "\n")
+
+    def _markdown(self, text: str, *, metadata: dict[str, Any] | None = None) -> None:
+        self._display(
+            {"text/markdown": text, "text/plain": text}, raw=True, metadata=metadata or {}
+        )

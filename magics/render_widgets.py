@@ -1,0 +1,343 @@
+"""Live rendering of an agent cell with ipywidgets, for a person at a notebook.
+
+The transcript is a run of the cell's outputs, in the order things happened:
+the answer as Markdown (finished blocks sent once, the growing tail repainted
+in place), the model's thinking collapsed in an Accordion, one compact row
+per tool call (``✓ write_file notes.txt · done · 0.2 s``, expanding to its
+input, the permission decision and the result), notices, an approval card
+when a call needs a person's yes or no, and a footer with tokens, turns,
+time and cost. Static pieces are plain MIME bundles (cheapest on IOPub, and
+still readable in a saved notebook); widgets are used where something must
+stay live (the thinking Accordion keeps its open/closed state while text
+streams in; the card has buttons).
+
+Repaints are coalesced by ``magics._live.coalesce.Painter``: about 20 per
+second per part and at most ``budget`` messages per tick, on the running
+loop's timers (no threads); everything is flushed before a card waits for a
+click and at the end. An approval is an ``asyncio.Future`` resolved by the
+button's callback: ipykernel >= 7.4 handles comm messages while an async
+cell awaits. The wait is sliced (0.25 s) so an interrupt is seen at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+from collections.abc import Callable
+from typing import Any
+
+from mewcode_kernel.core.agent import ApprovalAnswer, ApprovalRequest
+from mewcode_kernel.core.commands import CommandResult
+from mewcode_kernel.core.events import (
+    AgentEvent,
+    ApprovalRequested,
+    ApprovalResolved,
+    AssistantMessage,
+    ModelRequestStarted,
+    Notice,
+    PermissionDecided,
+    RetryScheduled,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallStarted,
+    ToolFinished,
+    ToolStarted,
+    TurnDone,
+)
+from mewcode_kernel.core.messages import ToolUseBlock
+
+from ._live.card import ApprovalCard
+from ._live.coalesce import Paintable, Painter
+from ._live.fmt import COLORS, duration
+from ._live.lines import error_bundle, footer_bundle, line_bundle
+from ._live.parts import AnswerStream, Line, TextPart, ThinkingPart, ToolRow, WidgetPart
+from ._live.surface import BoxSurface, CellSurface, Surface
+from .render_base import dispatch
+
+__all__ = ["WidgetRenderer"]
+
+#: How long one slice of waiting for a click lasts (see the module docstring).
+ASK_SLICE = 0.25
+
+_NOTICE_COLOR = {"info": COLORS["muted"], "warning": COLORS["warn"], "error": COLORS["error"]}
+_NOTICE_GLYPH = {"info": "ℹ", "warning": "⚠", "error": "✗"}
+
+
+class WidgetRenderer:
+    """A ``Renderer`` (see ``render_base``) drawing one agent cell live.
+
+    ``surface`` is where outputs go: by default the running cell's outputs,
+    or, with ``background=True`` (a turn that goes on after its cell ends),
+    one box widget displayed right away, while the cell still runs;
+    ``interval`` and ``budget`` bound repaints (seconds between ticks,
+    messages per tick). The footer shows ``metadata["cost_usd"]`` when the
+    caller knows the cost, and carries ``metadata`` as the output's
+    ``mewcode`` metadata (the cell's provenance).
+    """
+
+    interactive = True
+
+    def __init__(
+        self,
+        *,
+        background: bool = False,
+        surface: Surface | None = None,
+        interval: float = 0.05,
+        budget: int = 10,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if surface is None:
+            surface = BoxSurface() if background else CellSurface()
+        self._surface: Surface = surface
+        self._interval = interval
+        self._budget = budget
+        self._clock = clock
+        self._painter: Painter | None = None
+        self._started_at = clock()
+        self._label = ""
+        self._session_id: str | None = None
+        self._answer: AnswerStream | None = None
+        self._thinking: ThinkingPart | None = None
+        self._rows: dict[str, ToolRow] = {}
+        self._cards: dict[str, ApprovalCard] = {}
+        self._round_answers: list[AnswerStream] = []
+        self._round_rows: list[ToolRow] = []
+        self._finished = False
+
+    @property
+    def painter(self) -> Painter:
+        """The paint scheduler (created by ``start``)."""
+        if self._painter is None:
+            self.start(prompt="", provider_label="", session_id=None)
+        assert self._painter is not None
+        return self._painter
+
+    # --- the Renderer protocol -------------------------------------------------
+
+    def start(self, *, prompt: str, provider_label: str, session_id: str | None) -> None:
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        self._painter = Painter(
+            loop=loop,
+            context=contextvars.copy_context(),
+            interval=self._interval,
+            budget=self._budget,
+            clock=self._clock,
+        )
+        self._started_at = self._clock()
+        self._label = provider_label
+        self._session_id = session_id
+
+    def on_event(self, event: AgentEvent) -> None:
+        if not self._finished:
+            dispatch(self, event)
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
+        loop = asyncio.get_running_loop()
+        answered: asyncio.Future[ApprovalAnswer] = loop.create_future()
+
+        def resolve(answer: ApprovalAnswer) -> None:
+            if not answered.done():
+                answered.set_result(answer)
+
+        card = ApprovalCard(request, resolve)
+        self._cards[request.call.id] = card
+        row = self._rows.get(request.call.id)
+        if row is not None:
+            self._set_row(row, state="asking")
+        self._add(WidgetPart(self._surface, card.widget))
+        self.painter.flush()
+        try:
+            while not answered.done():
+                await asyncio.wait((answered,), timeout=ASK_SLICE)
+        except asyncio.CancelledError:
+            card.abandon("Interrupted before an answer.")
+            answered.cancel()
+            raise
+        return answered.result()
+
+    def show_command(self, result: CommandResult) -> None:
+        if result.error:
+            self._add(Line(self._surface, error_bundle(result.markdown)))
+        else:
+            self._add(
+                Line(
+                    self._surface, {"text/markdown": result.markdown, "text/plain": result.markdown}
+                )
+            )
+        self.painter.flush()
+
+    def show_error(self, message: str) -> None:
+        self._add(Line(self._surface, error_bundle(message)))
+        self.painter.flush()
+
+    def finish(
+        self,
+        done: TurnDone | None,
+        *,
+        cancelled: bool = False,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        if self._finished:
+            return
+        self._end_text()
+        self._end_thinking()
+        for row in self._rows.values():
+            if row.state in ("pending", "asking", "running"):
+                self._set_row(row, state="cancelled")
+        for card in self._cards.values():
+            card.abandon(
+                "Interrupted before an answer." if cancelled else "The turn ended before an answer."
+            )
+        if done is not None or cancelled or metadata:
+            footer = footer_bundle(
+                done,
+                cancelled=cancelled,
+                metadata=metadata or {},
+                elapsed=self._clock() - self._started_at,
+                label=self._label,
+                session_id=self._session_id or (metadata or {}).get("session_id"),
+            )
+            self._add(Line(self._surface, footer, {"mewcode": metadata} if metadata else None))
+        self.painter.close()
+        self._finished = True
+
+    # --- events ----------------------------------------------------------------
+
+    def on_model_request_started(self, event: ModelRequestStarted) -> None:
+        self._round_answers = []
+        self._round_rows = []
+
+    def on_text_delta(self, event: TextDelta) -> None:
+        self._end_thinking()
+        if self._answer is None:
+            self._answer = AnswerStream(self._new_text_part, self._mark)
+            self._round_answers.append(self._answer)
+        self._answer.feed(event.text)
+
+    def on_thinking_delta(self, event: ThinkingDelta) -> None:
+        if self._thinking is None:
+            self._thinking = ThinkingPart(self._surface, self._clock)
+            self._add(self._thinking, keep_thinking=True)
+        self._thinking.feed(event.text)
+        self._mark(self._thinking)
+
+    def on_tool_call_started(self, event: ToolCallStarted) -> None:
+        self._row(event.id, event.name)
+
+    def on_retry_scheduled(self, event: RetryScheduled) -> None:
+        self._end_text()
+        self._end_thinking()
+        for answer in self._round_answers:
+            answer.discard()
+        for row in self._round_rows:
+            row.discarded = True
+            self._rows.pop(row.call_id, None)
+            self._mark(row)
+        self._round_answers, self._round_rows = [], []
+        text = (
+            f"↻ Retrying in {duration(event.delay)} (attempt {event.attempt} of "
+            f"{event.max_attempts}): {event.reason}"
+        )
+        self._add(Line(self._surface, line_bundle(text, COLORS["warn"])))
+
+    def on_assistant_message(self, event: AssistantMessage) -> None:
+        self._end_thinking()
+        message = event.message
+        if message.text and not any(a.text for a in self._round_answers):
+            self.on_text_delta(TextDelta(text=message.text))  # the provider did not stream
+        self._end_text()
+        for call in message.tool_uses:
+            self._set_row(self._row(call.id, call.name), input=call.input)
+
+    def on_permission_decided(self, event: PermissionDecided) -> None:
+        row = self._call_row(event.call)
+        state = "blocked" if event.outcome == "deny" else row.state
+        self._set_row(
+            row,
+            state=state,
+            permission=f"{event.outcome} — {event.reason} ({event.decided_by})",
+        )
+
+    def on_approval_requested(self, event: ApprovalRequested) -> None:
+        self._set_row(self._call_row(event.call), state="asking")
+
+    def on_approval_resolved(self, event: ApprovalResolved) -> None:
+        row = self._call_row(event.call)
+        who = "you" if event.by == "user" else "the headless policy"
+        verdict = f"allowed by {who}" if event.allowed else f"denied by {who}"
+        if event.rules_added:
+            verdict += f" (rule added: {', '.join(event.rules_added)})"
+        if event.note and not event.allowed:
+            verdict += f" — note: {event.note}"
+        self._set_row(
+            row,
+            state="pending" if event.allowed else "denied",
+            permission=f"{row.permission}; {verdict}" if row.permission else verdict,
+        )
+        card = self._cards.get(event.call.id)
+        if card is not None:
+            card.rules_added(event.rules_added)
+
+    def on_tool_started(self, event: ToolStarted) -> None:
+        self._set_row(self._call_row(event.call), state="running")
+
+    def on_tool_finished(self, event: ToolFinished) -> None:
+        row = self._call_row(event.call)
+        result = event.result
+        if row.state in ("denied", "blocked"):
+            self._set_row(row, result=result.content)
+        else:
+            state = "failed" if result.is_error else "done"
+            self._set_row(row, state=state, result=result.content, seconds=event.duration)
+
+    def on_notice(self, event: Notice) -> None:
+        text = f"{_NOTICE_GLYPH[event.level]} {event.message}"
+        self._add(Line(self._surface, line_bundle(text, _NOTICE_COLOR[event.level])))
+
+    # --- helpers ---------------------------------------------------------------
+
+    def _mark(self, part: Paintable) -> None:
+        self.painter.mark(part)
+
+    def _add(self, part: Paintable, *, keep_thinking: bool = False) -> None:
+        """Append a new output after everything shown so far."""
+        self._end_text()
+        if not keep_thinking:
+            self._end_thinking()
+        self._mark(part)
+
+    def _new_text_part(self) -> TextPart:
+        self._end_thinking()
+        return TextPart(self._surface)
+
+    def _end_text(self) -> None:
+        self._answer = None
+
+    def _end_thinking(self) -> None:
+        if self._thinking is not None:
+            self._thinking.close()
+            self._mark(self._thinking)
+            self._thinking = None
+
+    def _row(self, call_id: str, name: str) -> ToolRow:
+        row = self._rows.get(call_id)
+        if row is None:
+            row = self._rows[call_id] = ToolRow(self._surface, call_id, name)
+            self._round_rows.append(row)
+            self._add(row)
+        return row
+
+    def _call_row(self, call: ToolUseBlock) -> ToolRow:
+        row = self._row(call.id, call.name)
+        if row.input is None:
+            row.input = call.input
+        return row
+
+    def _set_row(self, row: ToolRow, **changes: Any) -> None:
+        for name, value in changes.items():
+            setattr(row, name, value)
+        self._mark(row)

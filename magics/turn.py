@@ -1,0 +1,197 @@
+"""Running one agent turn for a cell: which renderer draws it, who answers
+approvals, how an interrupt ends it, and the provenance the cell carries."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from mewcode_kernel.core import AgentSession
+from mewcode_kernel.core.agent import ApprovalAnswer, ApprovalHandler, ApprovalRequest
+from mewcode_kernel.core.agent.loop import HEADLESS_ENV, headless_policy
+from mewcode_kernel.core.events import Notice, ToolStarted, TurnDone
+from mewcode_kernel.core.pricing import estimate_cost
+from mewcode_kernel.core.usage import Usage
+
+from . import interrupt
+from .errors import AgentCellError
+from .render_base import Renderer
+from .render_text import TextRenderer
+
+__all__ = [
+    "TurnOutcome",
+    "approval_handler_for",
+    "drive_turn",
+    "headless_setting",
+    "pick_renderer",
+    "provenance",
+]
+
+RENDERER_ENV = "MEWCODE_RENDERER"
+"""``widgets`` (default) or ``text``: how a live (interactive) agent cell is drawn."""
+
+#: ipykernel dispatches comm messages (widget clicks) while an async cell awaits from 7.4 on.
+CLICKS_WHILE_AWAITING = (7, 4)
+
+
+@dataclass(kw_only=True)
+class TurnOutcome:
+    done: TurnDone | None
+    cancelled: bool
+    tools_used: list[str] = field(default_factory=list)
+
+
+def headless_setting() -> tuple[bool, str]:
+    """The headless approval policy as (allow, its name); a readable error if invalid."""
+    try:
+        allow = headless_policy()
+    except ValueError as exc:
+        raise AgentCellError(str(exc)) from None
+    return allow, "allow" if allow else "deny"
+
+
+def pick_renderer(
+    shell: Any,
+    *,
+    background: bool,
+    policy: str,
+    kernel_version: tuple[int, ...] | None = None,
+) -> tuple[Renderer, str | None]:
+    """The renderer for a cell, and a warning to show with it (or ``None``).
+
+    Interactive when the execute request allowed stdin (a person at a live
+    front end): the live widgets, or, without them or with
+    ``MEWCODE_RENDERER=text`` (front ends that cannot show widgets, such as
+    ``jupyter console``), text asking over stdin (not for background turns:
+    stdin belongs to the running cell). Headless otherwise (nbclient, nbval,
+    ``jupyter execute``, plain IPython). ``kernel_version`` defaults to the
+    installed ipykernel's.
+    """
+    kernel = getattr(shell, "kernel", None)
+    interactive = bool(getattr(kernel, "_allow_stdin", False))
+    warning = None
+    if kernel_version is None:
+        import ipykernel
+
+        kernel_version = tuple(ipykernel.version_info)
+    if interactive and kernel_version[:2] < CLICKS_WHILE_AWAITING:
+        interactive = False
+        version = ".".join(str(part) for part in kernel_version)
+        warning = (
+            f"ipykernel {version} cannot deliver approval clicks while a cell runs "
+            f"(7.4 or newer can): approvals use {HEADLESS_ENV}={policy}."
+        )
+    if interactive:
+        choice = os.environ.get(RENDERER_ENV, "widgets").strip().lower() or "widgets"
+        if choice not in {"widgets", "text"}:
+            raise AgentCellError(f"{RENDERER_ENV} must be 'widgets' or 'text', not {choice!r}")
+        widgets = _widget_renderer() if choice == "widgets" else None
+        if widgets is not None:
+            return widgets, warning
+        if not background:
+            from .stdin import ask_line
+
+            return TextRenderer(
+                interactive=True, ask_line=partial(ask_line, kernel), policy=policy
+            ), warning
+    return TextRenderer(policy=policy), warning
+
+
+def _widget_renderer() -> Renderer | None:
+    try:
+        from .render_widgets import WidgetRenderer
+    except ImportError:
+        return None
+    return WidgetRenderer()
+
+
+def approval_handler_for(renderer: Renderer) -> ApprovalHandler | None:
+    """``renderer.ask`` awaited in slices (so an interrupt is honoured), or
+    ``None`` for a renderer that cannot ask (the headless policy decides)."""
+    if not renderer.interactive:
+        return None
+
+    async def ask(request: ApprovalRequest) -> ApprovalAnswer:
+        return await interrupt.waiting_in_slices(renderer.ask(request))
+
+    return ask
+
+
+async def drive_turn(
+    session: AgentSession,
+    prompt: str,
+    renderer: Renderer,
+    *,
+    max_turns: int | None = None,
+    foreground: bool = True,
+    warning: str | None = None,
+) -> TurnOutcome:
+    """Run one turn, feeding ``renderer``; always ends with ``renderer.finish``.
+
+    The turn runs as its own task. In the foreground it is registered for
+    Kernel › Interrupt; cancelled either way (directly, or through the cell's
+    own cancellation in a stock kernel), the loop first closes the
+    conversation, then the outcome says ``cancelled``.
+    """
+    outcome = TurnOutcome(done=None, cancelled=False)
+    renderer.start(
+        prompt=prompt, provider_label=session.provider_label, session_id=session.session_id
+    )
+    if warning:
+        renderer.on_event(Notice(level="warning", message=warning))
+
+    async def consume() -> None:
+        async for event in session.run(prompt, max_turns=max_turns):
+            if isinstance(event, ToolStarted) and event.call.name not in outcome.tools_used:
+                outcome.tools_used.append(event.call.name)
+            elif isinstance(event, TurnDone):
+                outcome.done = event
+            renderer.on_event(event)
+
+    task = asyncio.ensure_future(consume())
+    try:
+        with ExitStack() as stack:
+            if foreground:
+                stack.enter_context(interrupt.foreground(task))
+                stack.enter_context(interrupt.Waker())
+            await task
+    except asyncio.CancelledError:
+        outcome.cancelled = True
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            current.uncancel()  # the cell's cancellation becomes this outcome
+        task.cancel()
+        await asyncio.wait({task})
+    except BaseException:
+        renderer.finish(outcome.done, metadata=provenance(session, outcome))
+        raise
+    renderer.finish(
+        outcome.done, cancelled=outcome.cancelled, metadata=provenance(session, outcome)
+    )
+    return outcome
+
+
+def provenance(session: AgentSession, outcome: TurnOutcome) -> dict[str, Any]:
+    """What the cell's final output carries under ``metadata["mewcode"]``: no secrets."""
+    done = outcome.done
+    usage = done.usage if done is not None else Usage()
+    provider = session.provider
+    meta: dict[str, Any] = {
+        "session_id": session.session_id,
+        "provider": provider.name,
+        "model": provider.model,
+        "tokens": usage.to_dict(),
+        "tools_used": list(outcome.tools_used),
+        "stop_reason": "cancelled" if outcome.cancelled or done is None else done.reason,
+        "model_turns": done.model_turns if done is not None else 0,
+        "mode": session.mode,
+    }
+    if getattr(session.settings, "protocol", None) != "replay":  # a replay costs nothing
+        cost = estimate_cost(provider.model, usage)
+        if cost is not None:
+            meta["cost_usd"] = round(cost, 6)
+    return meta

@@ -1,0 +1,64 @@
+"""``PromptAssembler``: the system prompt and the per-turn message of one
+project, from its instruction files, memory notes and environment."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from pathlib import Path
+
+from ..messages import Message
+from .environment import gather_environment, idle_note, render_environment
+from .instructions import load_instructions
+from .memory import MemoryStore
+from .system import build_system_prompt
+from .turn import turn_message
+
+__all__ = ["PromptAssembler"]
+
+
+class PromptAssembler:
+    """Builds what the model is told in project ``root``.
+
+    ``home`` is the user's home (``~/.mewcode/MEWCODE.md``,
+    ``~/.mewcode/MEMORY.md``); ``skills`` returns the skills catalog section
+    (the skills issue plugs it in).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        home: Path | None = None,
+        skills: Callable[[], str] | None = None,
+    ) -> None:
+        self.root = root
+        self.home = home if home is not None else Path.home()
+        self.memory = MemoryStore(root, home=self.home)
+        self.skills = skills
+
+    def system_prompt(self) -> tuple[str, list[str]]:
+        """The system prompt as of now, and warnings to show (size caps,
+        missing imports). Read from disk: call it at session boundaries only."""
+        instructions = load_instructions(self.root, home=self.home)
+        memory, memory_warnings = self.memory.render()
+        prompt = build_system_prompt(
+            instructions=instructions.render(),
+            memory=memory,
+            skills=self.skills() if self.skills is not None else "",
+        )
+        return prompt, [*instructions.warnings, *memory_warnings]
+
+    async def turn_message(
+        self,
+        prompt: str,
+        *,
+        reminders: Sequence[str] = (),
+        idle_gap: timedelta | None = None,
+    ) -> Message:
+        """The user message starting a turn: the environment now (git runs in
+        a thread), the reminders, then ``prompt``."""
+        notes = (idle_note(idle_gap),) if idle_gap is not None else ()
+        env = await asyncio.to_thread(gather_environment, self.root, notes=notes)
+        return turn_message(prompt, environment=render_environment(env), reminders=reminders)

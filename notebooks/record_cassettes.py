@@ -1,0 +1,264 @@
+"""Re-record every demo notebook's cassette, then re-execute the notebooks
+offline to refresh their saved outputs.
+
+Run it after changing anything that changes what is sent to the model (the
+system prompt, tool definitions, a notebook's prompts): the replay refuses
+requests that differ from its recording, and nbval compares the saved
+outputs.
+
+    python notebooks/record_cassettes.py                 # all notebooks
+    python notebooks/record_cassettes.py quickstart      # some of them
+
+For each notebook, a local ``ScriptedServer`` plays the model (the replies
+scripted below, one per model request, in order). The notebook is executed
+headless in the ``mewcode`` kernel, whose provider records every exchange
+(``MEWCODE_RECORD``) into ``<notebook>.cassette.json``; then it is executed
+again with no API key, replaying that cassette, and saved with the outputs.
+The kernelspec is installed into a temporary ``JUPYTER_PATH`` and ``HOME`` is
+a temporary directory, so nothing of the user's setup leaks in.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from mewcode_kernel.core.usage import Usage
+from mewcode_kernel.testing.wire import ScriptedServer, WireStep, reply
+
+HERE = Path(__file__).resolve().parent
+
+#: Never passed to the kernels: the user's keys, endpoints and MewCode settings.
+SCRUBBED = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "MEWCODE_PROVIDER",
+    "MEWCODE_MODEL",
+    "MEWCODE_HEADLESS_APPROVAL",
+    "MEWCODE_ROOT",
+    "MEWCODE_CASSETTE",
+    "MEWCODE_RECORD",
+    "MEWCODE_RENDERER",
+)
+
+
+def usage(fresh: int, cached: int, created: int, out: int) -> Usage:
+    return Usage(
+        input_tokens=fresh,
+        output_tokens=out,
+        cache_read_tokens=cached,
+        cache_creation_tokens=created,
+    )
+
+
+GREET_TYPED = (
+    'def greet(name: str) -> str:\n    return "Hello, " + name\n\n\n'
+    'def farewell(name: str) -> str:\n    return "Goodbye, " + name\n'
+)
+
+SCRIPTS: dict[str, list[WireStep]] = {
+    "quickstart": [
+        reply(
+            text="Let me read it.",
+            tool_calls=[("read_file", {"path": "stats.py"})],
+            usage=usage(14, 0, 2650, 40),
+        ),
+        reply(
+            text=(
+                "`stats.py` defines one function, `mean(xs)`, which returns the arithmetic mean "
+                "of a sequence of numbers.\n\n"
+                "**Fragile:** it divides by `len(xs)`, so `mean([])` raises "
+                "`ZeroDivisionError`. Decide what an empty input should give (for example "
+                "`0.0`, or a clear `ValueError`)."
+            ),
+            usage=usage(96, 2650, 0, 88),
+        ),
+        reply(
+            text="I'll guard the empty case.",
+            tool_calls=[
+                (
+                    "edit_file",
+                    {
+                        "path": "stats.py",
+                        "old_string": "    return sum(xs) / len(xs)\n",
+                        "new_string": (
+                            "    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n"
+                        ),
+                    },
+                )
+            ],
+            usage=usage(40, 2746, 0, 120),
+        ),
+        reply(
+            text=(
+                "Done: `mean([])` now returns `0.0`, and non-empty lists are averaged as before."
+            ),
+            usage=usage(60, 2866, 0, 30),
+        ),
+        reply(
+            text=(
+                "I made `mean()` return `0.0` for an empty list instead of raising "
+                "`ZeroDivisionError`."
+            ),
+            usage=usage(25, 2926, 0, 24),
+        ),
+    ],
+    "approvals_and_modes": [
+        reply(
+            text="I'll add it after `greet()`.",
+            tool_calls=[
+                (
+                    "edit_file",
+                    {
+                        "path": "greet.py",
+                        "old_string": '    return "Hello, " + name\n',
+                        "new_string": (
+                            '    return "Hello, " + name\n\n\n'
+                            'def farewell(name):\n    return "Goodbye, " + name\n'
+                        ),
+                    },
+                )
+            ],
+            usage=usage(18, 0, 2650, 90),
+        ),
+        reply(
+            text=(
+                "I could not edit `greet.py`: the change needs your approval and nobody could "
+                "give it in this run. This is the function I would add:\n\n"
+                '```python\ndef farewell(name):\n    return "Goodbye, " + name\n```'
+            ),
+            usage=usage(80, 2650, 0, 60),
+        ),
+        reply(
+            tool_calls=[
+                (
+                    "edit_file",
+                    {
+                        "path": "greet.py",
+                        "old_string": '    return "Hello, " + name\n',
+                        "new_string": (
+                            '    return "Hello, " + name\n\n\n'
+                            'def farewell(name):\n    return "Goodbye, " + name\n'
+                        ),
+                    },
+                )
+            ],
+            usage=usage(30, 2730, 0, 85),
+        ),
+        reply(text="Added `farewell(name)` below `greet()`.", usage=usage(40, 2815, 0, 14)),
+        reply(
+            tool_calls=[("read_file", {"path": "greet.py"})],
+            usage=usage(35, 2855, 0, 20),
+        ),
+        reply(
+            text=(
+                "A plan, nothing changed yet:\n\n"
+                "1. Annotate both functions: `def greet(name: str) -> str` and "
+                "`def farewell(name: str) -> str`.\n"
+                "2. Check the module still imports with `python3 -c 'import greet'`."
+            ),
+            usage=usage(70, 2890, 0, 70),
+        ),
+        reply(
+            tool_calls=[("write_file", {"path": "greet.py", "content": GREET_TYPED})],
+            usage=usage(40, 2960, 0, 95),
+        ),
+        reply(
+            tool_calls=[
+                ("bash", {"command": "python3 -c 'import greet; print(greet.farewell(\"Ada\"))'"})
+            ],
+            usage=usage(30, 3055, 0, 40),
+        ),
+        reply(
+            text=(
+                "Added the type hints to `greet()` and `farewell()`. I could not run the import "
+                "check: in `acceptEdits` mode commands still need approval, and nobody could "
+                "give it in this run."
+            ),
+            usage=usage(60, 3095, 0, 45),
+        ),
+    ],
+    "sessions_and_resume": [
+        reply(text="OK.", usage=usage(20, 0, 2650, 3)),
+        reply(text="Our release codename is **Blue Heron**.", usage=usage(15, 2670, 0, 10)),
+        reply(
+            text=(
+                "I don't know: nothing in this conversation or in the project mentions a "
+                "release codename."
+            ),
+            usage=usage(20, 2650, 0, 20),
+        ),
+        reply(text="It is **Blue Heron**.", usage=usage(25, 2700, 0, 8)),
+    ],
+}
+
+
+def clean_env(home: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
+    env["HOME"] = home
+    env.update(extra)
+    return env
+
+
+def execute(path: Path, env: dict[str, str]) -> nbformat.NotebookNode:
+    """Run ``path`` headless in the ``mewcode`` kernel, in the notebook's folder."""
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb,
+        kernel_name="mewcode",
+        timeout=300,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    client.execute(env=env)
+    return nb
+
+
+def record(name: str) -> None:
+    notebook = HERE / f"{name}.ipynb"
+    cassette = HERE / f"{name}.cassette.json"
+    print(f"{name}: recording {cassette.name}", flush=True)
+    cassette.unlink(missing_ok=True)
+    with ScriptedServer(SCRIPTS[name]) as server, tempfile.TemporaryDirectory() as home:
+        env = clean_env(
+            home,
+            ANTHROPIC_API_KEY="recording-key",
+            ANTHROPIC_BASE_URL=server.base_url,
+            MEWCODE_RECORD=str(cassette),
+        )
+        execute(notebook, env)
+        server.assert_all_used()
+    cassette.chmod(0o644)  # recorded privately (mode 0600); it holds no secrets and is shared
+    print(f"{name}: re-executing offline to refresh the saved outputs", flush=True)
+    with tempfile.TemporaryDirectory() as home:
+        nb = execute(notebook, clean_env(home))
+    nbformat.write(nb, notebook)
+
+
+def main(names: list[str]) -> int:
+    unknown = sorted(set(names) - set(SCRIPTS))
+    if unknown:
+        print(f"unknown notebook(s): {', '.join(unknown)}; known: {', '.join(SCRIPTS)}")
+        return 2
+    with tempfile.TemporaryDirectory() as prefix:
+        subprocess.run(
+            [sys.executable, "-m", "mewcode_kernel", "install", "--prefix", prefix],
+            check=True,
+            capture_output=True,
+        )
+        os.environ["JUPYTER_PATH"] = str(Path(prefix) / "share" / "jupyter")
+        for name in names or list(SCRIPTS):
+            record(name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

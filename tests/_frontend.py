@@ -1,0 +1,174 @@
+"""A stand-in for the notebook front end, for testing the widget renderer.
+
+``FakeCell`` is a ``Surface``: it keeps the outputs a notebook would show for
+one cell (updates replace an output in place) and logs every display and
+update with its time. ``CommLog`` records the comm messages widgets send
+(open and state updates), the way ipywidgets' own tests capture sent state,
+and lets a test act as the front end: ``click`` and ``type_into`` deliver the
+messages a browser would send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import ipywidgets as w
+from comm.base_comm import BaseComm
+
+
+@dataclass
+class Output:
+    content: dict[str, Any] | w.Widget
+    metadata: dict[str, Any] | None = None
+    updates: int = 0
+
+    @property
+    def widget(self) -> w.Widget | None:
+        return self.content if isinstance(self.content, w.Widget) else None
+
+    @property
+    def plain(self) -> str:
+        return "" if self.widget is not None else self.content.get("text/plain", "")
+
+
+@dataclass
+class FakeCell:
+    outputs: list[Output] = field(default_factory=list)
+    #: (monotonic time, "display" | "update", output index)
+    log: list[tuple[float, str, int]] = field(default_factory=list)
+    _changed: asyncio.Event | None = None
+
+    def show(self, content: Any, *, metadata: dict[str, Any] | None = None) -> int:
+        self.outputs.append(Output(content, metadata))
+        self._note("display", len(self.outputs) - 1)
+        return len(self.outputs) - 1
+
+    def update(self, handle: int, content: dict[str, Any]) -> None:
+        self.outputs[handle].content = content
+        self.outputs[handle].updates += 1
+        self._note("update", handle)
+
+    def _note(self, kind: str, index: int) -> None:
+        self.log.append((time.monotonic(), kind, index))
+        if self._changed is not None:
+            self._changed.set()
+
+    async def wait_for(self, predicate: Callable[[FakeCell], Any], within: float = 5.0) -> Any:
+        """Wait (bounded) until ``predicate(self)`` is truthy after some output changed."""
+        self._changed = self._changed or asyncio.Event()
+        async with asyncio.timeout(within):
+            while not (found := predicate(self)):
+                self._changed.clear()
+                await self._changed.wait()
+        return found
+
+    # --- what a person sees ------------------------------------------------------
+
+    @property
+    def markdown(self) -> str:
+        """The answer: every Markdown output, joined."""
+        return "".join(
+            o.content["text/markdown"]
+            for o in self.outputs
+            if o.widget is None and "text/markdown" in o.content
+        )
+
+    def rows(self) -> list[str]:
+        """The tool rows, as their one-line text."""
+        return [
+            o.plain
+            for o in self.outputs
+            if o.widget is None and 'class="mewcode-tool"' in o.content.get("text/html", "")
+        ]
+
+    def row_html(self, index: int) -> str:
+        rows = [o for o in self.outputs if 'class="mewcode-tool"' in _html(o)]
+        return rows[index].content["text/html"]
+
+    def widgets(self, kind: type[w.Widget]) -> list[Any]:
+        return [o.widget for o in self.outputs if isinstance(o.widget, kind)]
+
+    def cards(self) -> list[w.VBox]:
+        """Approval cards (VBoxes whose second child holds the three buttons)."""
+        return [
+            v
+            for v in self.widgets(w.VBox)
+            if len(v.children) > 1 and isinstance(v.children[1], w.HBox)
+        ]
+
+    def plain_lines(self) -> list[str]:
+        return [o.plain for o in self.outputs if o.widget is None]
+
+
+def _html(o: Output) -> str:
+    return "" if o.widget is not None else o.content.get("text/html", "")
+
+
+def card_parts(card: w.VBox) -> dict[str, Any]:
+    """The card's controls by name: allow, always, deny, note, save, status, header."""
+    allow, always, deny = card.children[1].children
+    note, save = card.children[2].children
+    return {
+        "header": card.children[0],
+        "allow": allow,
+        "always": always,
+        "deny": deny,
+        "note": note,
+        "save": save,
+        "status": card.children[3],
+    }
+
+
+class RecordingComm(BaseComm):
+    """A comm that records what it would publish on IOPub."""
+
+    log: list[tuple[float, str, str, Any]]
+
+    def __init__(self, log: list[tuple[float, str, str, Any]], **kwargs: Any) -> None:
+        self.log = log
+        super().__init__(**kwargs)
+
+    def publish_msg(
+        self,
+        msg_type: str,
+        data: Any = None,
+        metadata: Any = None,
+        buffers: Any = None,
+        **keys: Any,
+    ) -> None:
+        self.log.append((time.monotonic(), msg_type, self.comm_id, data))
+
+
+class CommLog:
+    """Every comm message widgets sent: ``(time, msg_type, comm_id, data)``."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[float, str, str, Any]] = []
+
+    def create_comm(self, **kwargs: Any) -> RecordingComm:
+        return RecordingComm(self.messages, **kwargs)
+
+    def updates_of(self, widget: w.Widget) -> list[dict[str, Any]]:
+        return [
+            d["state"]
+            for _, kind, cid, d in self.messages
+            if kind == "comm_msg" and cid == widget.model_id and d.get("method") == "update"
+        ]
+
+
+def click(button: w.Button) -> None:
+    """Deliver the message a browser sends when the button is clicked."""
+    button._handle_msg(
+        {"content": {"data": {"method": "custom", "content": {"event": "click"}}}, "buffers": []}
+    )
+
+
+def type_into(text: w.Text, value: str) -> None:
+    """Deliver the state update a browser sends when someone types into ``text``."""
+    text._handle_msg(
+        {"content": {"data": {"method": "update", "state": {"value": value}}}, "buffers": []}
+    )

@@ -1,0 +1,158 @@
+"""A private JupyterLab server for browser tests.
+
+``JupyterLab(root, state_dir)`` starts ``jupyter lab`` on 127.0.0.1 (a free
+port, a random token, ``--allow-root``) serving ``root``, with its own
+config, data, runtime and settings directories under ``state_dir`` and the
+``mewcode`` kernelspec installed there (the environment scrubbed of
+provider keys, as for kernel tests); it waits (bounded) for the server to say it is
+running, and on exit shuts the server and its kernels down (then kills it if
+it does not stop in time).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+from tests._kernel import install_kernelspec, kernel_env
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+# JupyterLab settings for a quiet, network-free run: no news or update checks.
+_SETTINGS = {
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+}
+
+
+class JupyterLab:
+    def __init__(self, root: Path, state_dir: Path, *, start_timeout: float = 90) -> None:
+        self.root = root
+        self.state = state_dir
+        self.token = secrets.token_hex(16)
+        self.port = _free_port()
+        self._timeout = start_timeout
+        self._proc: subprocess.Popen[str] | None = None
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._log: list[str] = []
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}/{path}?token={self.token}"
+
+    def log(self) -> str:
+        return "".join(self._log)
+
+    def __enter__(self) -> JupyterLab:
+        kernels = install_kernelspec(self.state / "prefix")
+        settings = self.state / "settings"
+        for name, values in _SETTINGS.items():
+            path = settings / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(values))
+        env = kernel_env(  # the kernels JupyterLab starts inherit it
+            self.state / "home",
+            JUPYTER_CONFIG_DIR=str(self.state / "config"),
+            JUPYTER_DATA_DIR=str(self.state / "data"),
+            JUPYTER_RUNTIME_DIR=str(self.state / "runtime"),
+            JUPYTER_PATH=str(kernels),
+        )
+        args = [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--allow-root",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={self.root}",
+            f"--LabApp.user_settings_dir={settings}",
+            f"--LabApp.workspaces_dir={self.state / 'workspaces'}",
+            "--LabApp.expose_app_in_browser=True",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ]
+        self._proc = subprocess.Popen(
+            args,
+            cwd=self.root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        threading.Thread(target=self._read, daemon=True).start()
+        try:
+            self._wait_until_running()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _read(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        for line in self._proc.stdout:
+            self._log.append(line)
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def _wait_until_running(self) -> None:
+        deadline = time.monotonic() + self._timeout
+        ready = f"127.0.0.1:{self.port}/lab"
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(
+                    f"JupyterLab did not start in {self._timeout:g} s:\n{self.log()}"
+                )
+            try:
+                line = self._lines.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            if line is None:
+                raise RuntimeError(f"JupyterLab exited at start:\n{self.log()}")
+            if ready in line:
+                return
+
+    def __exit__(self, *_: object) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:  # shuts down the kernels too
+            request = urllib.request.Request(self.url("api/shutdown"), method="POST")
+            urllib.request.urlopen(request, timeout=10).close()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
