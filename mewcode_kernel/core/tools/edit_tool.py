@@ -11,7 +11,7 @@ from typing import Annotated
 from pydantic import Field
 
 from ..errors import ToolError
-from ._files import atomic_write_text, read_text
+from ._files import atomic_write_text, read_text, write_target
 from ._paths import display_path, missing_path_error, resolve_path
 from .base import ToolContext, tool
 
@@ -49,17 +49,26 @@ async def edit_file(
     """
     if old_string == new_string:
         raise ToolError("old_string and new_string are identical; the edit would change nothing")
-    target = resolve_path(ctx, path)
+    resolve_path(ctx, path)  # validates the argument
+    target, roots = write_target(ctx.root, ctx.additional_dirs, path)
     shown = display_path(ctx, target)
     try:
         return await asyncio.to_thread(
-            _edit, ctx, target, shown, old_string, new_string, replace_all
+            _edit, ctx, target, roots, shown, old_string, new_string, replace_all
         )
     except PermissionError:
         raise ToolError(f"permission denied editing {shown}") from None
 
 
-def _edit(ctx: ToolContext, target: Path, shown: str, old: str, new: str, replace_all: bool) -> str:
+def _edit(
+    ctx: ToolContext,
+    target: Path,
+    roots: tuple[Path, ...],
+    shown: str,
+    old: str,
+    new: str,
+    replace_all: bool,
+) -> str:
     if target.is_dir():
         raise ToolError(f"{shown} is a directory, not a file")
     if not target.exists():
@@ -67,7 +76,7 @@ def _edit(ctx: ToolContext, target: Path, shown: str, old: str, new: str, replac
             err = missing_path_error(ctx, target)
             raise ToolError(f"{err}; to create a file use write_file (or an empty old_string)")
         target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(target, new)
+        atomic_write_text(target, new, roots)
         return f"Created {shown}.\n" + _snippet(new, 0, new)
     if not target.is_file():
         raise ToolError(f"{shown} is not a regular file (a device, socket or pipe)")
@@ -78,7 +87,7 @@ def _edit(ctx: ToolContext, target: Path, shown: str, old: str, new: str, replac
                 f"old_string is empty but {shown} already has content; give the exact text "
                 "to replace, or use write_file to replace the whole file"
             )
-        atomic_write_text(target, new)
+        atomic_write_text(target, new, roots)
         return f"Wrote {shown} (it was empty).\n" + _snippet(new, 0, new)
     old, new = _match_line_endings(text, old, new)
     starts = _occurrences(text, old)
@@ -92,7 +101,7 @@ def _edit(ctx: ToolContext, target: Path, shown: str, old: str, new: str, replac
             "include more surrounding lines to make it unique, or set replace_all=true"
         )
     updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-    atomic_write_text(target, updated)
+    atomic_write_text(target, updated, roots)
     first = starts[0]
     head = f"Edited {shown}: replaced {len(starts)} occurrence{'s' if len(starts) > 1 else ''}"
     if len(starts) > 1:

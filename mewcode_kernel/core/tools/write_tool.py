@@ -9,7 +9,7 @@ from typing import Annotated
 from pydantic import Field
 
 from ..errors import ToolError
-from ._files import atomic_write_text
+from ._files import atomic_write_text, write_target
 from ._paths import display_path, resolve_path
 from .base import ToolContext, tool
 
@@ -32,12 +32,13 @@ async def write_file(
       the change; read a file before overwriting it.
     - Do not create documentation or README files unless asked.
     """
-    target = resolve_path(ctx, path)
+    resolve_path(ctx, path)  # validates the argument
+    target, roots = write_target(ctx.root, ctx.additional_dirs, path)
     shown = display_path(ctx, target)
-    return await asyncio.to_thread(_write, target, shown, content)
+    return await asyncio.to_thread(_write, target, shown, content, roots)
 
 
-def _write(target: Path, shown: str, content: str) -> str:
+def _write(target: Path, shown: str, content: str, roots: tuple[Path, ...]) -> str:
     if target.is_dir():
         raise ToolError(f"{shown} is a directory; give a file path")
     for parent in (target.parent, *target.parent.parents):
@@ -53,7 +54,7 @@ def _write(target: Path, shown: str, content: str) -> str:
             old_lines = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        existed = atomic_write_text(target, content)
+        existed = atomic_write_text(target, content, roots)
     except PermissionError:
         raise ToolError(f"permission denied writing {shown}") from None
     except OSError as exc:

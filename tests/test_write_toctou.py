@@ -1,0 +1,100 @@
+"""Writes resolve their target again at the write: a symlink swapped in after
+the permission check is refused, never followed out of the project."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from mewcode_kernel.core.agent import Agent, ApprovalAnswer, ApprovalRequest
+from mewcode_kernel.core.conversation import Conversation
+from mewcode_kernel.core.permission import EngineGate
+from mewcode_kernel.core.tools import ToolContext, ToolRegistry, builtin_tools
+from mewcode_kernel.testing import ScriptedModel, collect, reply, tool_call
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "proj"
+    (root / "sub").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.txt").write_text("original")
+    (root / "notes.txt").write_text("mine")
+    return root, outside
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("write_file", {"path": "notes.txt", "content": "pwned"}),
+        ("edit_file", {"path": "notes.txt", "old_string": "original", "new_string": "pwned"}),
+    ],
+)
+async def test_symlink_swapped_at_last_component_after_check(
+    tree: tuple[Path, Path], tool: str, args: dict
+) -> None:
+    root, outside = tree
+
+    async def swap_then_allow(req: ApprovalRequest) -> ApprovalAnswer:
+        # The check saw a plain file inside the root; now it becomes a link out.
+        (root / "notes.txt").unlink()
+        (root / "notes.txt").symlink_to(outside / "victim.txt")
+        return ApprovalAnswer(allow=True)
+
+    model = ScriptedModel([reply(tool_call(tool, args)), reply("ok")])
+    agent = Agent(
+        provider=model,
+        tools=ToolRegistry(builtin_tools()),
+        ctx=ToolContext(root=root),
+        gate=EngineGate(root=root),
+        approval_handler=swap_then_allow,
+    )
+    await collect(agent.run(Conversation(), "write"))
+    assert (outside / "victim.txt").read_text() == "original"
+    result = model.requests[1].messages[-1].tool_results[0]
+    assert result.is_error and "outside the project" in result.content
+
+
+async def test_directory_swapped_for_symlink_after_check(tree: tuple[Path, Path]) -> None:
+    root, outside = tree
+
+    async def swap_then_allow(req: ApprovalRequest) -> ApprovalAnswer:
+        os.rmdir(root / "sub")
+        (root / "sub").symlink_to(outside)
+        return ApprovalAnswer(allow=True)
+
+    model = ScriptedModel(
+        [
+            reply(tool_call("write_file", {"path": "sub/victim.txt", "content": "pwned"})),
+            reply("ok"),
+        ]
+    )
+    agent = Agent(
+        provider=model,
+        tools=ToolRegistry(builtin_tools()),
+        ctx=ToolContext(root=root),
+        gate=EngineGate(root=root),
+        approval_handler=swap_then_allow,
+    )
+    await collect(agent.run(Conversation(), "write"))
+    assert (outside / "victim.txt").read_text() == "original"
+    assert model.requests[1].messages[-1].tool_results[0].is_error
+
+
+async def test_symlink_inside_the_project_is_written_through(tree: tuple[Path, Path]) -> None:
+    root, _ = tree
+    (root / "alias.txt").symlink_to(root / "notes.txt")
+    model = ScriptedModel(
+        [reply(tool_call("write_file", {"path": "alias.txt", "content": "new"})), reply("ok")]
+    )
+    agent = Agent(
+        provider=model,
+        tools=ToolRegistry(builtin_tools()),
+        ctx=ToolContext(root=root),
+        gate=EngineGate(root=root, mode="acceptEdits"),
+    )
+    await collect(agent.run(Conversation(), "write"))
+    assert (root / "notes.txt").read_text() == "new"
