@@ -12,13 +12,14 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from jupyter_client.manager import KernelManager
+
+from mewcode_kernel.testing import install_kernelspec
 
 TARGET_RATIO = 1.3
 
@@ -42,12 +43,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=8)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as prefix:
-        subprocess.run(
-            [sys.executable, "-m", "mewcode_kernel", "install", "--prefix", prefix],
-            check=True,
-            capture_output=True,
-        )
-        os.environ["JUPYTER_PATH"] = str(Path(prefix) / "share" / "jupyter")
+        os.environ["JUPYTER_PATH"] = str(install_kernelspec(Path(prefix)))
         times: dict[str, list[float]] = {"python3": [], "mewcode": []}
         for name in times:
             start_to_ready(name, prefix)  # warm the disk cache

@@ -18,18 +18,7 @@ from demo import TASK, approve_and_say, make_project, run_demo
 
 from mewcode_kernel.core import open_session
 from mewcode_kernel.core.providers.replay import DEMO_CASSETTE
-from mewcode_kernel.core.usage import Usage
-from mewcode_kernel.testing.wire import ScriptedServer, reply
-
-
-def usage(fresh: int, cached: int, created: int, out: int) -> Usage:
-    return Usage(
-        input_tokens=fresh,
-        output_tokens=out,
-        cache_read_tokens=cached,
-        cache_creation_tokens=created,
-    )
-
+from mewcode_kernel.testing.wire import ScriptedServer, reply, usage
 
 SCRIPT = [
     reply(

@@ -10,33 +10,18 @@ times. After changing prompts or tools, refresh cassettes and outputs with
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from mewcode_kernel.testing import PROVIDER_ENV_VARS, install_kernelspec
+
 HERE = Path(__file__).resolve().parent
 
-#: Removed from the environment the notebook kernels start with.
-SCRUBBED = (
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_AUTH_TOKEN",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "MEWCODE_PROVIDER",
-    "MEWCODE_MODEL",
-    "MEWCODE_HEADLESS_APPROVAL",
-    "MEWCODE_ROOT",
-    "MEWCODE_CASSETTE",
-    "MEWCODE_RECORD",
-    "MEWCODE_RENDERER",
-)
-
 _scratch: tempfile.TemporaryDirectory[str] | None = None
+_dirs: tuple[Path, Path] | None = None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -46,17 +31,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _kernel_dirs() -> tuple[Path, Path]:
     """(JUPYTER_PATH with the kernelspec, HOME), made once per test run."""
-    global _scratch
-    if _scratch is None:
+    global _scratch, _dirs
+    if _dirs is None:
         _scratch = tempfile.TemporaryDirectory(prefix="mewcode-nbval-")
-        subprocess.run(
-            [sys.executable, "-m", "mewcode_kernel", "install", "--prefix", _scratch.name],
-            check=True,
-            capture_output=True,
-        )
-        (Path(_scratch.name) / "home").mkdir()
-    base = Path(_scratch.name)
-    return base / "share" / "jupyter", base / "home"
+        base = Path(_scratch.name)
+        jupyter_path = install_kernelspec(base)
+        (base / "home").mkdir()
+        _dirs = jupyter_path, base / "home"
+    return _dirs
 
 
 @pytest.hookimpl(wrapper=True)
@@ -69,13 +51,14 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("JUPYTER_PATH", str(jupyter_path))
         mp.setenv("HOME", str(home))
-        for name in SCRUBBED:
+        for name in PROVIDER_ENV_VARS:
             mp.delenv(name, raising=False)
         return (yield)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    global _scratch
+    global _scratch, _dirs
     if _scratch is not None:
         _scratch.cleanup()
         _scratch = None
+        _dirs = None

@@ -21,7 +21,6 @@ a temporary directory, so nothing of the user's setup leaks in.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -29,40 +28,27 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from mewcode_kernel.core.usage import Usage
-from mewcode_kernel.testing.wire import ScriptedServer, WireStep, reply
+from mewcode_kernel.testing import install_kernelspec, scrubbed_env
+from mewcode_kernel.testing.wire import ScriptedServer, WireStep, reply, usage
 
 HERE = Path(__file__).resolve().parent
-
-#: Never passed to the kernels: the user's keys, endpoints and MewCode settings.
-SCRUBBED = (
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_AUTH_TOKEN",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "MEWCODE_PROVIDER",
-    "MEWCODE_MODEL",
-    "MEWCODE_HEADLESS_APPROVAL",
-    "MEWCODE_ROOT",
-    "MEWCODE_CASSETTE",
-    "MEWCODE_RECORD",
-    "MEWCODE_RENDERER",
-)
-
-
-def usage(fresh: int, cached: int, created: int, out: int) -> Usage:
-    return Usage(
-        input_tokens=fresh,
-        output_tokens=out,
-        cache_read_tokens=cached,
-        cache_creation_tokens=created,
-    )
 
 
 GREET_TYPED = (
     'def greet(name: str) -> str:\n    return "Hello, " + name\n\n\n'
     'def farewell(name: str) -> str:\n    return "Goodbye, " + name\n'
+)
+
+# Asked for twice in approvals_and_modes: denied headless, then approved.
+ADD_FAREWELL = (
+    "edit_file",
+    {
+        "path": "greet.py",
+        "old_string": '    return "Hello, " + name\n',
+        "new_string": (
+            '    return "Hello, " + name\n\n\ndef farewell(name):\n    return "Goodbye, " + name\n'
+        ),
+    },
 )
 
 SCRIPTS: dict[str, list[WireStep]] = {
@@ -115,19 +101,7 @@ SCRIPTS: dict[str, list[WireStep]] = {
     "approvals_and_modes": [
         reply(
             text="I'll add it after `greet()`.",
-            tool_calls=[
-                (
-                    "edit_file",
-                    {
-                        "path": "greet.py",
-                        "old_string": '    return "Hello, " + name\n',
-                        "new_string": (
-                            '    return "Hello, " + name\n\n\n'
-                            'def farewell(name):\n    return "Goodbye, " + name\n'
-                        ),
-                    },
-                )
-            ],
+            tool_calls=[ADD_FAREWELL],
             usage=usage(18, 0, 2650, 90),
         ),
         reply(
@@ -139,19 +113,7 @@ SCRIPTS: dict[str, list[WireStep]] = {
             usage=usage(80, 2650, 0, 60),
         ),
         reply(
-            tool_calls=[
-                (
-                    "edit_file",
-                    {
-                        "path": "greet.py",
-                        "old_string": '    return "Hello, " + name\n',
-                        "new_string": (
-                            '    return "Hello, " + name\n\n\n'
-                            'def farewell(name):\n    return "Goodbye, " + name\n'
-                        ),
-                    },
-                )
-            ],
+            tool_calls=[ADD_FAREWELL],
             usage=usage(30, 2730, 0, 85),
         ),
         reply(text="Added `farewell(name)` below `greet()`.", usage=usage(40, 2815, 0, 14)),
@@ -203,10 +165,8 @@ SCRIPTS: dict[str, list[WireStep]] = {
 
 
 def clean_env(home: str, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
-    env["HOME"] = home
-    env.update(extra)
-    return env
+    """No keys, endpoints or MewCode settings of the user's; ``HOME`` is ``home``."""
+    return scrubbed_env(HOME=home, **extra)
 
 
 def execute(path: Path, env: dict[str, str]) -> nbformat.NotebookNode:
@@ -249,12 +209,7 @@ def main(names: list[str]) -> int:
         print(f"unknown notebook(s): {', '.join(unknown)}; known: {', '.join(SCRIPTS)}")
         return 2
     with tempfile.TemporaryDirectory() as prefix:
-        subprocess.run(
-            [sys.executable, "-m", "mewcode_kernel", "install", "--prefix", prefix],
-            check=True,
-            capture_output=True,
-        )
-        os.environ["JUPYTER_PATH"] = str(Path(prefix) / "share" / "jupyter")
+        os.environ["JUPYTER_PATH"] = str(install_kernelspec(Path(prefix)))
         for name in names or list(SCRIPTS):
             record(name)
     return 0

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -22,43 +21,14 @@ from typing import Any
 import pytest
 from jupyter_client.manager import KernelManager
 
+from mewcode_kernel.testing import install_kernelspec, scrubbed_env
 from mewcode_kernel.testing.wire import ScriptedServer
 
 REPO = Path(__file__).resolve().parents[1]
 
-#: Never passed to a test kernel: the developer's keys, endpoints and MewCode settings.
-SCRUBBED = (
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_AUTH_TOKEN",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "MEWCODE_PROVIDER",
-    "MEWCODE_MODEL",
-    "MEWCODE_HEADLESS_APPROVAL",
-    "MEWCODE_ROOT",
-    "MEWCODE_CASSETTE",
-    "MEWCODE_RECORD",
-    "MEWCODE_RENDERER",
-)
-
-
-def install_kernelspec(prefix: Path) -> Path:
-    """Install the ``mewcode`` kernelspec under ``prefix`` with the CLI; returns
-    the Jupyter data directory to put on ``JUPYTER_PATH``."""
-    import subprocess
-
-    subprocess.run(
-        [sys.executable, "-m", "mewcode_kernel", "install", "--prefix", str(prefix)],
-        check=True,
-        capture_output=True,
-    )
-    return prefix / "share" / "jupyter"
-
 
 def kernel_env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
-    env["HOME"] = str(home)  # no user config from the developer's home
+    env = scrubbed_env(HOME=str(home))  # no user config from the developer's home
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env.update(extra)
     return env

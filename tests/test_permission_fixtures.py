@@ -5,7 +5,6 @@ reported, never raised."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -18,14 +17,9 @@ from mewcode_kernel.core.permission import (
     load_project_settings,
 )
 from mewcode_kernel.core.tools.base import Tool, ToolContext
+from tests._fixtures import FIXTURES
 
-
-def _fixtures() -> Path:
-    env = os.environ.get("MEWCODE_FIXTURES")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "fixtures"
-
-
-CONFIGS = _fixtures() / "configs"
+CONFIGS = FIXTURES / "configs"
 SETTINGS = sorted(CONFIGS.rglob("settings*.json")) if CONFIGS.is_dir() else []
 
 

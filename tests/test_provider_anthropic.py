@@ -7,7 +7,6 @@ expected message is computed here, independently, from the raw SSE text.
 from __future__ import annotations
 
 import json
-import os
 import re
 import traceback
 from pathlib import Path
@@ -42,57 +41,28 @@ from mewcode_kernel.core.providers.anthropic import (
     to_anthropic_request,
 )
 from mewcode_kernel.core.providers.base import ModelRequest, ToolSpec
-
-FIXTURES = Path(
-    os.environ.get("MEWCODE_FIXTURES")
-    or Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+from tests._fixtures import FIXTURES
+from tests._mock_http import (
+    Server,
+    collect,
+    no_sleep,
+    read,
+    sse_params,
+    sse_response,
 )
+
 STREAMS = FIXTURES / "streams" / "anthropic"
 MISSING = f"recorded Anthropic streams not found in {STREAMS} (set MEWCODE_FIXTURES)"
 needs_fixtures = pytest.mark.skipif(not STREAMS.is_dir(), reason=MISSING)
 API_KEY = "sk-ant-test-SECRET-0123456789"
 
 
-def _sse_params() -> list[Any]:
-    files = sorted(STREAMS.glob("*.sse")) if STREAMS.is_dir() else []
-    if not files:
-        return [pytest.param(None, marks=pytest.mark.skip(reason=MISSING))]
-    return [pytest.param(p, id=p.stem) for p in files]
-
-
 # --- helpers ------------------------------------------------------------------
-
-
-def read(path: Path) -> bytes:
-    return path.read_bytes()
-
-
-async def _no_sleep(_: float) -> None:
-    return None
-
-
-class Server:
-    """Serves scripted responses in order and records each request."""
-
-    def __init__(self, *responses: httpx2.Response) -> None:
-        self.responses = list(responses)
-        self.requests: list[httpx2.Request] = []
-
-    def __call__(self, request: httpx2.Request) -> httpx2.Response:
-        self.requests.append(request)
-        return self.responses.pop(0)
-
-    def bodies(self) -> list[dict[str, Any]]:
-        return [json.loads(r.content) for r in self.requests]
-
-
-def sse_response(body: bytes) -> httpx2.Response:
-    return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
 
 
 def make_provider(server: Server, **kwargs: Any) -> AnthropicProvider:
     client = httpx2.AsyncClient(transport=httpx2.MockTransport(server))
-    kwargs.setdefault("retry", RetryPolicy(max_attempts=1, sleep=_no_sleep))
+    kwargs.setdefault("retry", RetryPolicy(max_attempts=1, sleep=no_sleep))
     return AnthropicProvider(
         "anthropic",
         "claude-test",
@@ -101,11 +71,6 @@ def make_provider(server: Server, **kwargs: Any) -> AnthropicProvider:
         http_client=client,
         **kwargs,
     )
-
-
-async def collect(provider: Provider, request: ModelRequest | None = None) -> list[ModelEvent]:
-    request = request or ModelRequest(system="You are terse.", messages=[user("hi")])
-    return [event async for event in provider.stream(request)]
 
 
 def parse_sse(raw: bytes) -> list[dict[str, Any]]:
@@ -184,7 +149,7 @@ async def run_fixture(name: str) -> tuple[list[ModelEvent], ResponseDone]:
 # --- every recorded stream ----------------------------------------------------
 
 
-@pytest.mark.parametrize("path", _sse_params())
+@pytest.mark.parametrize("path", sse_params(STREAMS, MISSING))
 async def test_every_recorded_stream(path: Path) -> None:
     raw = read(path)
     want = expected_from_sse(raw)
@@ -352,7 +317,7 @@ async def test_error_bodies_fail_at_once(name: str, status: int, needle: str) ->
         status, headers={"content-type": "application/json"}, content=read(path)
     )
     server = Server(response)
-    provider = make_provider(server, retry=RetryPolicy(sleep=_no_sleep))
+    provider = make_provider(server, retry=RetryPolicy(sleep=no_sleep))
     with pytest.raises(ProviderError) as info:
         await collect(provider)
     err = info.value

@@ -7,7 +7,6 @@ expected message is computed here, independently, from the raw SSE text.
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -40,11 +39,16 @@ from mewcode_kernel.core.providers.openai import (
     fold_openai_chunks,
     to_openai_request,
 )
-
-FIXTURES = Path(
-    os.environ.get("MEWCODE_FIXTURES")
-    or Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+from tests._fixtures import FIXTURES
+from tests._mock_http import (
+    Server,
+    collect,
+    no_sleep,
+    read,
+    sse_params,
+    sse_response,
 )
+
 STREAMS = FIXTURES / "streams" / "openai_chat"
 MISSING = f"recorded Chat Completions streams not found in {STREAMS} (set MEWCODE_FIXTURES)"
 needs_fixtures = pytest.mark.skipif(not STREAMS.is_dir(), reason=MISSING)
@@ -57,53 +61,14 @@ FINISH = {
 }
 
 
-def _sse_params() -> list[Any]:
-    files = sorted(STREAMS.glob("*.sse")) if STREAMS.is_dir() else []
-    if not files:
-        return [pytest.param(None, marks=pytest.mark.skip(reason=MISSING))]
-    return [pytest.param(p, id=p.stem) for p in files]
-
-
 # --- helpers ------------------------------------------------------------------
-
-
-def read(path: Path) -> bytes:
-    return path.read_bytes()
-
-
-async def _no_sleep(_: float) -> None:
-    return None
-
-
-class Server:
-    """Serves scripted responses in order and records each request."""
-
-    def __init__(self, *responses: httpx2.Response) -> None:
-        self.responses = list(responses)
-        self.requests: list[httpx2.Request] = []
-
-    def __call__(self, request: httpx2.Request) -> httpx2.Response:
-        self.requests.append(request)
-        return self.responses.pop(0)
-
-    def bodies(self) -> list[dict[str, Any]]:
-        return [json.loads(r.content) for r in self.requests]
-
-
-def sse_response(body: bytes) -> httpx2.Response:
-    return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
 
 
 def make_provider(server: Server, **kwargs: Any) -> OpenAIProvider:
     client = httpx2.AsyncClient(transport=httpx2.MockTransport(server))
-    kwargs.setdefault("retry", RetryPolicy(max_attempts=1, sleep=_no_sleep))
+    kwargs.setdefault("retry", RetryPolicy(max_attempts=1, sleep=no_sleep))
     kwargs.setdefault("base_url", "http://compat.test/v1")
     return OpenAIProvider("openai", "gpt-test", API_KEY, http_client=client, **kwargs)
-
-
-async def collect(provider: Provider, request: ModelRequest | None = None) -> list[ModelEvent]:
-    request = request or ModelRequest(system="You are terse.", messages=[user("hi")])
-    return [event async for event in provider.stream(request)]
 
 
 def parse_sse(raw: bytes) -> list[tuple[str | None, Any]]:
@@ -181,7 +146,7 @@ async def run_fixture(
 # --- every recorded stream ----------------------------------------------------
 
 
-@pytest.mark.parametrize("path", _sse_params())
+@pytest.mark.parametrize("path", sse_params(STREAMS, MISSING))
 async def test_every_recorded_stream(path: Path) -> None:
     raw = read(path)
     want = expected_from_sse(raw)
@@ -339,7 +304,7 @@ async def test_length_and_n_greater_than_one() -> None:
 )
 async def test_groq_mid_stream_error_event(name: str, needle: str) -> None:
     server = Server(sse_response(read(STREAMS / name)))
-    provider = make_provider(server, retry=RetryPolicy(sleep=_no_sleep))
+    provider = make_provider(server, retry=RetryPolicy(sleep=no_sleep))
     with pytest.raises(ProviderError) as info:
         await collect(provider)
     err = info.value
@@ -365,7 +330,7 @@ async def test_openrouter_comments_then_error_chunk() -> None:
         sse_response(read(STREAMS / "pydantic-ai__test_openrouter_stream_error__0.sse"))
     )
     with pytest.raises(ProviderError) as info:
-        await collect(make_provider(server, retry=RetryPolicy(sleep=_no_sleep)))
+        await collect(make_provider(server, retry=RetryPolicy(sleep=no_sleep)))
     assert str(info.value) == "openai: stream error 400: Token limit reached"
     assert info.value.retryable is False
 
@@ -377,7 +342,7 @@ async def test_404_error_body() -> None:
         httpx2.Response(404, headers={"content-type": "application/json"}, content=body)
     )
     with pytest.raises(ProviderError) as info:
-        await collect(make_provider(server, retry=RetryPolicy(sleep=_no_sleep)))
+        await collect(make_provider(server, retry=RetryPolicy(sleep=no_sleep)))
     err = info.value
     assert (err.status, err.retryable, err.attempts) == (404, False, 1)
     assert "HTTP 404 invalid_request_error: The model `gpt-5.2-proo` does not exist" in str(err)

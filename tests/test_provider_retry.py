@@ -8,7 +8,7 @@ from __future__ import annotations
 import email.utils
 import json
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import httpx2
@@ -29,6 +29,7 @@ from mewcode_kernel.core.providers._retry import (
 from mewcode_kernel.core.providers.anthropic import AnthropicProvider
 from mewcode_kernel.core.providers.base import ModelRequest
 from mewcode_kernel.core.providers.openai import OpenAIProvider
+from tests._mock_http import Server, sse_response
 
 REQUEST = ModelRequest(system="s", messages=[user("hi")])
 
@@ -43,26 +44,6 @@ class Sleeps:
 
 def policy(sleeps: Sleeps, **kwargs: Any) -> RetryPolicy:
     return RetryPolicy(jitter=0.0, sleep=sleeps, **kwargs)
-
-
-Handler = Callable[[httpx2.Request], httpx2.Response]
-
-
-class Server:
-    """Plays scripted handlers in order, one per request."""
-
-    def __init__(self, *steps: httpx2.Response | Handler) -> None:
-        self.steps = list(steps)
-        self.requests: list[httpx2.Request] = []
-
-    def __call__(self, request: httpx2.Request) -> httpx2.Response:
-        self.requests.append(request)
-        step = self.steps.pop(0)
-        return step if isinstance(step, httpx2.Response) else step(request)
-
-
-def sse(body: bytes) -> httpx2.Response:
-    return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
 
 
 def broken_sse(head: bytes) -> httpx2.Response:
@@ -172,7 +153,7 @@ def assert_hello_world(events: list[ModelEvent]) -> None:
 
 async def test_anthropic_529_then_success() -> None:
     sleeps = Sleeps()
-    server = Server(error_json(529, "overloaded_error", "Overloaded"), sse(A_OK))
+    server = Server(error_json(529, "overloaded_error", "Overloaded"), sse_response(A_OK))
     events = await collect(anthropic(server, policy(sleeps)))
     retry = events[0]
     assert retry == RetryScheduled(
@@ -188,7 +169,9 @@ async def test_anthropic_529_then_success() -> None:
 )
 async def test_anthropic_429_honours_retry_after(header: str, value: str, delay: float) -> None:
     sleeps = Sleeps()
-    server = Server(error_json(429, "rate_limit_error", "slow down", **{header: value}), sse(A_OK))
+    server = Server(
+        error_json(429, "rate_limit_error", "slow down", **{header: value}), sse_response(A_OK)
+    )
     events = await collect(anthropic(server, policy(sleeps)))
     assert sleeps.calls == [delay]
     assert isinstance(events[0], RetryScheduled) and events[0].delay == delay
@@ -214,7 +197,7 @@ async def test_anthropic_500_every_time_gives_up() -> None:
 
 async def test_anthropic_connection_dropped_mid_body_then_success() -> None:
     sleeps = Sleeps()
-    server = Server(broken_sse(A_START + A_HELLO), sse(A_OK))
+    server = Server(broken_sse(A_START + A_HELLO), sse_response(A_OK))
     events = await collect(anthropic(server, policy(sleeps)))
     kinds = [type(e).__name__ for e in events]
     assert kinds == ["TextDelta", "RetryScheduled", "TextDelta", "TextDelta", "ResponseDone"]
@@ -225,7 +208,7 @@ async def test_anthropic_connection_dropped_mid_body_then_success() -> None:
 
 async def test_anthropic_stream_ending_without_message_stop_is_retried() -> None:
     sleeps = Sleeps()
-    server = Server(sse(A_START + A_HELLO), sse(A_OK))
+    server = Server(sse_response(A_START + A_HELLO), sse_response(A_OK))
     events = await collect(anthropic(server, policy(sleeps)))
     retry = events[1]
     assert isinstance(retry, RetryScheduled) and "incomplete stream" in retry.reason
@@ -235,7 +218,7 @@ async def test_anthropic_stream_ending_without_message_stop_is_retried() -> None
 async def test_anthropic_mid_stream_overloaded_then_success() -> None:
     sleeps = Sleeps()
     first = A_START + A_HELLO + a_stream_error("overloaded_error", "Overloaded")
-    server = Server(sse(first), sse(A_OK))
+    server = Server(sse_response(first), sse_response(A_OK))
     events = await collect(anthropic(server, policy(sleeps)))
     retry = events[1]
     assert isinstance(retry, RetryScheduled)
@@ -245,7 +228,7 @@ async def test_anthropic_mid_stream_overloaded_then_success() -> None:
 
 async def test_anthropic_mid_stream_invalid_request_is_final() -> None:
     sleeps = Sleeps()
-    server = Server(sse(A_START + a_stream_error("invalid_request_error", "bad thing")))
+    server = Server(sse_response(A_START + a_stream_error("invalid_request_error", "bad thing")))
     with pytest.raises(ProviderError) as info:
         await collect(anthropic(server, policy(sleeps)))
     assert str(info.value) == "claude: stream error invalid_request_error: bad thing"
@@ -267,7 +250,7 @@ async def test_anthropic_connect_error_then_success() -> None:
         raise httpx2.ConnectError("connection refused", request=request)
 
     sleeps = Sleeps()
-    events = await collect(anthropic(Server(refuse, sse(A_OK)), policy(sleeps)))
+    events = await collect(anthropic(Server(refuse, sse_response(A_OK)), policy(sleeps)))
     assert isinstance(events[0], RetryScheduled) and "connection error" in events[0].reason
     assert_hello_world(events)
 
@@ -335,7 +318,8 @@ def assert_openai_ok(events: list[ModelEvent]) -> None:
 async def test_openai_503_then_success() -> None:
     sleeps = Sleeps()
     server = Server(
-        httpx2.Response(503, json={"error": {"message": "busy", "type": "server_error"}}), sse(O_OK)
+        httpx2.Response(503, json={"error": {"message": "busy", "type": "server_error"}}),
+        sse_response(O_OK),
     )
     events = await collect(openai(server, policy(sleeps)))
     assert events[0] == RetryScheduled(
@@ -351,14 +335,14 @@ async def test_openai_429_retry_after_ms() -> None:
         headers={"retry-after-ms": "1500"},
         json={"error": {"message": "slow", "type": "rate_limit_exceeded"}},
     )
-    events = await collect(openai(Server(limited, sse(O_OK)), policy(sleeps)))
+    events = await collect(openai(Server(limited, sse_response(O_OK)), policy(sleeps)))
     assert sleeps.calls == [1.5]
     assert_openai_ok(events)
 
 
 async def test_openai_stream_without_finish_or_usage_is_retried() -> None:
     sleeps = Sleeps()
-    server = Server(sse(O_HEAD + O_TOOL), sse(O_OK))
+    server = Server(sse_response(O_HEAD + O_TOOL), sse_response(O_OK))
     events = await collect(openai(server, policy(sleeps)))
     retries = [e for e in events if isinstance(e, RetryScheduled)]
     assert len(retries) == 1 and "incomplete stream" in retries[0].reason
@@ -367,7 +351,7 @@ async def test_openai_stream_without_finish_or_usage_is_retried() -> None:
 
 async def test_openai_connection_dropped_mid_body_then_success() -> None:
     sleeps = Sleeps()
-    server = Server(broken_sse(O_HEAD), sse(O_OK))
+    server = Server(broken_sse(O_HEAD), sse_response(O_OK))
     events = await collect(openai(server, policy(sleeps)))
     assert [type(e).__name__ for e in events][:2] == ["TextDelta", "RetryScheduled"]
     assert_openai_ok(events)
@@ -378,7 +362,7 @@ async def test_openai_mid_stream_server_error_is_retried() -> None:
     bad = (
         O_HEAD + b'event: error\ndata: {"error":{"message":"overloaded","type":"server_error"}}\n\n'
     )
-    events = await collect(openai(Server(sse(bad), sse(O_OK)), policy(sleeps)))
+    events = await collect(openai(Server(sse_response(bad), sse_response(O_OK)), policy(sleeps)))
     retry = next(e for e in events if isinstance(e, RetryScheduled))
     assert retry.reason == "stream error server_error: overloaded"
     assert_openai_ok(events)

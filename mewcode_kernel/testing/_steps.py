@@ -22,6 +22,7 @@ __all__ = [
     "reply",
     "sse_error",
     "status",
+    "usage",
 ]
 
 
@@ -81,6 +82,18 @@ def reply(
         stop_reason=stop_reason,
         usage=usage or Usage(input_tokens=10, output_tokens=5),
         model=model,
+    )
+
+
+def usage(fresh: int, cached: int, created: int, out: int) -> Usage:
+    """A reply's token counts as a cached prompt has them: ``fresh`` input
+    tokens, ``cached`` read from and ``created`` written to the cache, ``out``
+    output tokens (e.g. ``usage(14, 0, 2650, 40)`` for a first request)."""
+    return Usage(
+        input_tokens=fresh,
+        output_tokens=out,
+        cache_read_tokens=cached,
+        cache_creation_tokens=created,
     )
 
 

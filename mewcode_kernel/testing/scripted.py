@@ -146,15 +146,19 @@ class ScriptedModel:
         for block in scripted.blocks:
             for event in _block_events(block, scripted.chunk_size):
                 yield event
-        stop = scripted.stop_reason or (
-            "tool_use" if any(isinstance(b, ToolUseBlock) for b in scripted.blocks) else "end_turn"
-        )
+        stop = scripted.stop_reason or default_stop_reason(scripted.blocks)
         yield ResponseDone(
             message=Message(role="assistant", content=list(scripted.blocks)),
             stop_reason=stop,
             usage=scripted.usage,
             model=self._model,
         )
+
+
+def default_stop_reason(blocks: Iterable[Block]) -> str:
+    """A scripted reply's stop reason when none is given: ``tool_use`` when it
+    calls a tool, else ``end_turn``."""
+    return "tool_use" if any(isinstance(b, ToolUseBlock) for b in blocks) else "end_turn"
 
 
 def _block_events(block: Block, size: int) -> Sequence[ModelEvent]:

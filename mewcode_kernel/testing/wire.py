@@ -50,8 +50,9 @@ from ._steps import (
     reply,
     sse_error,
     status,
+    usage,
 )
-from .scripted import ScriptError
+from .scripted import ScriptError, default_stop_reason
 
 __all__ = [
     "ReceivedRequest",
@@ -63,6 +64,7 @@ __all__ = [
     "reply",
     "sse_error",
     "status",
+    "usage",
 ]
 
 
@@ -271,9 +273,7 @@ class ScriptedServer:
         self, h: _Handler, step: WireReply, protocol: str, body: dict[str, Any], n: int
     ) -> None:
         blocks = tuple(_with_ids(step.blocks, n, protocol))
-        stop_reason = step.stop_reason or (
-            "tool_use" if any(isinstance(b, ToolUseBlock) for b in blocks) else "end_turn"
-        )
+        stop_reason = step.stop_reason or default_stop_reason(blocks)
         model = step.model or self._model or str(body.get("model", "scripted"))
         if protocol == "anthropic":
             frames = anthropic_sse(

@@ -148,6 +148,12 @@ class _Draft:
         self.line = layer.line_of(("providers", self.name))
         self.origin = f"{self.path}:{self.line}" if self.line else self.path
 
+    def _error(self, field: str, message: str) -> ConfigError:
+        """A problem with ``field`` of this provider, located at its entry."""
+        return ConfigError(
+            message, path=self.path, line=self.line, field=f"providers.{self.name}.{field}"
+        )
+
     def build(self, env: Mapping[str, str]) -> ConfiguredProvider:
         v = self.values
         problems = list(self.problems.values())
@@ -158,22 +164,14 @@ class _Draft:
         if protocol is None:
             problems.insert(
                 0,
-                ConfigError(
-                    f"provider {self.name!r} has no 'protocol' (anthropic or openai)",
-                    path=self.path,
-                    line=self.line,
-                    field=f"providers.{self.name}.protocol",
+                self._error(
+                    "protocol", f"provider {self.name!r} has no 'protocol' (anthropic or openai)"
                 ),
             )
         elif base_url is not None and not v.get("model"):
             # Defaults are for the official endpoints; a custom server needs its model named.
             problems.append(
-                ConfigError(
-                    f"provider {self.name!r} sets base_url but no 'model'",
-                    path=self.path,
-                    line=self.line,
-                    field=f"providers.{self.name}.model",
-                )
+                self._error("model", f"provider {self.name!r} sets base_url but no 'model'")
             )
         elif base_url is None and "base_url" not in self.problems:
             # The official endpoint: the SDK's own variables apply, as in the SDK.
@@ -182,11 +180,9 @@ class _Draft:
                 api_key = env.get(ENV_API_KEY[protocol]) or None
                 if api_key is None and base_url is None:
                     problems.append(
-                        ConfigError(
+                        self._error(
+                            "api_key",
                             f"no API key: set api_key in this entry or {ENV_API_KEY[protocol]}",
-                            path=self.path,
-                            line=self.line,
-                            field=f"providers.{self.name}.api_key",
                         )
                     )
         return ConfiguredProvider(

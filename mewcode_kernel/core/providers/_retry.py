@@ -41,6 +41,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import httpx2
 
@@ -52,6 +53,7 @@ __all__ = [
     "RetryPolicy",
     "StreamIncomplete",
     "classify_common",
+    "find_cause",
     "scrub",
     "status_failure",
     "stream_error_failure",
@@ -71,6 +73,8 @@ _TRANSIENT_ERROR_TYPES = frozenset(
     }
 )
 _MAX_MESSAGE = 500
+
+_E = TypeVar("_E", bound=BaseException)
 
 
 async def _sleep(seconds: float) -> None:
@@ -235,7 +239,7 @@ async def stream_with_retry(
         except Exception as exc:
             # Our own transports (replay) raise MewcodeErrors that the SDKs wrap as
             # connection errors; they are final, never a reason to retry.
-            own = _own_error(exc)
+            own = find_cause(exc, MewcodeError)
             if own is not None:
                 raise own from None
             failure = classify(exc)
@@ -268,11 +272,13 @@ async def stream_with_retry(
         await policy.sleep(delay)
 
 
-def _own_error(exc: BaseException) -> MewcodeError | None:
+def find_cause(exc: BaseException, kind: type[_E]) -> _E | None:
+    """The first ``kind`` in ``exc``'s chain (``exc`` itself, then its
+    ``__cause__`` or else ``__context__``, and so on), or ``None``."""
     seen: set[int] = set()
     cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen:
-        if isinstance(cur, MewcodeError):
+        if isinstance(cur, kind):
             return cur
         seen.add(id(cur))
         cur = cur.__cause__ or cur.__context__

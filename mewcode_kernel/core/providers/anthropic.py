@@ -23,17 +23,13 @@ not configure server tools, so this only matters for proxies that add them.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
-import httpx2
 
-from ..errors import ProviderError
 from ..events import ModelEvent, ResponseDone, TextDelta, ThinkingDelta, ToolCallStarted
 from ..messages import (
     Block,
@@ -45,16 +41,15 @@ from ..messages import (
     ToolUseBlock,
 )
 from ..usage import Usage
-from ._retry import (
-    Failure,
-    RetryPolicy,
-    StreamIncomplete,
-    classify_common,
-    scrub,
-    status_failure,
-    stream_error_failure,
-    stream_with_retry,
+from ._common import (
+    SdkProvider,
+    classify_connection,
+    fold_all,
+    fold_sdk_stream,
+    parse_tool_arguments,
 )
+from ._common import get_field as _get
+from ._retry import Failure, StreamIncomplete, status_failure, stream_error_failure
 from .base import ModelRequest, ToolSpec
 
 __all__ = [
@@ -162,12 +157,6 @@ def to_anthropic_request(request: ModelRequest, model: str, max_tokens: int) -> 
 
 
 # --- response -----------------------------------------------------------------
-
-
-def _get(obj: Any, key: str) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(key)
-    return getattr(obj, key, None)
 
 
 @dataclass(slots=True)
@@ -321,130 +310,51 @@ def _tool_use(part: _Part, stop_reason: str) -> ToolUseBlock:
         args = dict(initial) if isinstance(initial, Mapping) else {}
         return ToolUseBlock(id=part.id, name=part.name, input=args)
     why = " (the response hit max_tokens)" if stop_reason == "max_tokens" else ""
-    args, error = _parse_arguments(part.name, raw, why)
+    args, error = parse_tool_arguments(part.name, raw, why)
     return ToolUseBlock(id=part.id, name=part.name, input=args, input_error=error)
-
-
-def _parse_arguments(name: str, raw: str, why: str) -> tuple[dict[str, Any], str | None]:
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        return {}, (
-            f"The arguments for {name} were cut off or are not valid JSON{why}: "
-            f"{exc.msg} at character {exc.pos} of {len(raw)}."
-        )
-    if not isinstance(value, dict):
-        return {}, f"The arguments for {name} must be a JSON object, got {type(value).__name__}."
-    return value, None
 
 
 def fold_anthropic_events(events: Iterable[Any]) -> list[ModelEvent]:
     """Fold a whole recorded stream; the last event is the ``ResponseDone``."""
-    fold = AnthropicStreamFold()
-    out: list[ModelEvent] = []
-    for event in events:
-        out.extend(fold.feed(event))
-    out.append(fold.result())
-    return out
+    return fold_all(AnthropicStreamFold(), events)
 
 
 # --- client -------------------------------------------------------------------
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider[anthropic.AsyncAnthropic]):
     """A model behind the Anthropic Messages API (or a compatible endpoint).
+    Client, retries and key handling: ``SdkProvider``."""
 
-    The SDK client is created on first use, with SDK retries switched off:
-    ``retry`` (a ``RetryPolicy``) governs retries, see ``_retry``.
-    """
+    _client_error = anthropic.AnthropicError
 
-    def __init__(
-        self,
-        name: str,
-        model: str,
-        api_key: str | None,
-        base_url: str | None = None,
-        max_tokens: int = 8192,
-        http_client: httpx2.AsyncClient | None = None,
-        retry: RetryPolicy | None = None,
-    ) -> None:
-        self._name = name
-        self._model = model
-        self._api_key = api_key
-        self._base_url = base_url
-        self._max_tokens = max_tokens
-        self._http_client = http_client
-        self._retry = retry or RetryPolicy()
-        self._client: anthropic.AsyncAnthropic | None = None
-
-    def __repr__(self) -> str:
-        return (
-            f"AnthropicProvider(name={self._name!r}, model={self._model!r}, "
-            f"base_url={self._base_url!r})"
+    def _new_client(self) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(
+            api_key=self._api_key,
+            base_url=self._base_url,
+            http_client=self._http_client,
+            max_retries=0,
         )
 
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    def _sdk(self) -> anthropic.AsyncAnthropic:
-        if self._client is None:
-            try:
-                self._client = anthropic.AsyncAnthropic(
-                    api_key=self._api_key,
-                    base_url=self._base_url,
-                    http_client=self._http_client,
-                    max_retries=0,
-                )
-            except anthropic.AnthropicError as exc:
-                message = scrub(str(exc), self._api_key)
-                raise ProviderError(f"{self._name}: cannot create the client: {message}") from None
-        return self._client
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    def _prepare(self, request: ModelRequest) -> Callable[[], AsyncGenerator[ModelEvent, None]]:
         body = to_anthropic_request(
             request, request.model or self._model, request.max_tokens or self._max_tokens
         )
-        events = stream_with_retry(
-            provider=self._name,
-            policy=self._retry,
-            attempt=lambda: self._attempt(body),
-            classify=lambda exc: classify_common(exc) or _classify_sdk(exc),
-            secret=self._api_key,
+        return lambda: fold_sdk_stream(
+            lambda: self._sdk().messages.create(**body, stream=True), AnthropicStreamFold()
         )
-        async with aclosing(events):
-            async for event in events:
-                yield event
 
-    async def _attempt(self, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
-        fold = AnthropicStreamFold()
-        stream = await self._sdk().messages.create(**body, stream=True)
-        try:
-            async for raw in stream:
-                for event in fold.feed(raw):
-                    yield event
-        finally:
-            await stream.close()
-        yield fold.result()
-
-
-def _classify_sdk(exc: Exception) -> Failure | None:
-    if isinstance(exc, anthropic.APIStatusError):
-        error_type = exc.type if isinstance(exc.type, str) else None
-        message = exc.api_message if isinstance(exc.api_message, str) else exc.message
-        if exc.status_code < 400:  # `event: error` inside a 200 stream
-            return stream_error_failure(error_type, message)
-        return status_failure(exc.status_code, error_type, message, exc.response.headers)
-    if isinstance(exc, anthropic.APITimeoutError):
-        return Failure(message="timeout", retryable=True)
-    if isinstance(exc, anthropic.APIConnectionError):
-        cause = exc.__cause__
-        detail = f": {type(cause).__name__}: {cause}" if cause else ""
-        return Failure(message=f"connection error{detail}", retryable=True)
-    if isinstance(exc, anthropic.APIResponseValidationError):
-        return Failure(message=f"unexpected response: {exc.message}", retryable=False)
-    return None
+    @staticmethod
+    def _classify_sdk(exc: Exception) -> Failure | None:
+        if isinstance(exc, anthropic.APIStatusError):
+            error_type = exc.type if isinstance(exc.type, str) else None
+            message = exc.api_message if isinstance(exc.api_message, str) else exc.message
+            if exc.status_code < 400:  # `event: error` inside a 200 stream
+                return stream_error_failure(error_type, message)
+            return status_failure(exc.status_code, error_type, message, exc.response.headers)
+        return classify_connection(
+            exc,
+            timeout=anthropic.APITimeoutError,
+            connection=anthropic.APIConnectionError,
+            validation=anthropic.APIResponseValidationError,
+        )

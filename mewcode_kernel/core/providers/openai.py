@@ -27,28 +27,25 @@ accepts, while ``max_completion_tokens`` is not understood by all of them.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import httpx2
 import openai
 
-from ..errors import ProviderError
 from ..events import ModelEvent, ResponseDone, TextDelta, ThinkingDelta, ToolCallStarted
 from ..messages import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from ..usage import Usage
-from ._retry import (
-    Failure,
-    RetryPolicy,
-    StreamIncomplete,
-    classify_common,
-    scrub,
-    status_failure,
-    stream_error_failure,
-    stream_with_retry,
+from ._common import (
+    SdkProvider,
+    classify_connection,
+    fold_all,
+    fold_sdk_stream,
+    parse_tool_arguments,
 )
+from ._common import get_field as _get
+from ._retry import Failure, RetryPolicy, StreamIncomplete, status_failure, stream_error_failure
 from .base import ModelRequest
 
 __all__ = ["OpenAIChunkFold", "OpenAIProvider", "fold_openai_chunks", "to_openai_request"]
@@ -135,12 +132,6 @@ def to_openai_request(
 
 
 # --- response -----------------------------------------------------------------
-
-
-def _get(obj: Any, key: str) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(key)
-    return getattr(obj, key, None)
 
 
 def _text(value: Any) -> str:
@@ -295,31 +286,13 @@ def _tool_use(call: _Call, finish_reason: str | None) -> ToolUseBlock:
     if not raw.strip():
         return ToolUseBlock(id=call.id, name=call.name, input={})
     why = " (the response hit the output limit)" if finish_reason == "length" else ""
-    args, error = _parse_arguments(call.name, raw, why)
+    args, error = parse_tool_arguments(call.name, raw, why)
     return ToolUseBlock(id=call.id, name=call.name, input=args, input_error=error)
-
-
-def _parse_arguments(name: str, raw: str, why: str) -> tuple[dict[str, Any], str | None]:
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        return {}, (
-            f"The arguments for {name} were cut off or are not valid JSON{why}: "
-            f"{exc.msg} at character {exc.pos} of {len(raw)}."
-        )
-    if not isinstance(value, dict):
-        return {}, f"The arguments for {name} must be a JSON object, got {type(value).__name__}."
-    return value, None
 
 
 def fold_openai_chunks(chunks: Iterable[Any], taken_ids: Iterable[str] = ()) -> list[ModelEvent]:
     """Fold a whole recorded stream; the last event is the ``ResponseDone``."""
-    fold = OpenAIChunkFold(taken_ids)
-    out: list[ModelEvent] = []
-    for chunk in chunks:
-        out.extend(fold.feed(chunk))
-    out.append(fold.result())
-    return out
+    return fold_all(OpenAIChunkFold(taken_ids), chunks)
 
 
 # --- client -------------------------------------------------------------------
@@ -331,12 +304,14 @@ def _default_max_tokens_field(base_url: str | None) -> MaxTokensField:
     return "max_tokens"
 
 
-class OpenAIProvider:
+class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
     """A model behind a Chat Completions endpoint (OpenAI or compatible).
 
     Without ``api_key`` and with a ``base_url`` (a local server), a placeholder
     key is sent. ``max_tokens_field`` defaults by host, see the module docstring.
     """
+
+    _client_error = openai.OpenAIError
 
     def __init__(
         self,
@@ -350,48 +325,21 @@ class OpenAIProvider:
         *,
         max_tokens_field: MaxTokensField | None = None,
     ) -> None:
-        self._name = name
-        self._model = model
-        self._api_key = api_key
-        self._base_url = base_url
-        self._max_tokens = max_tokens
-        self._http_client = http_client
-        self._retry = retry or RetryPolicy()
+        super().__init__(name, model, api_key, base_url, max_tokens, http_client, retry)
         self._max_tokens_field = max_tokens_field or _default_max_tokens_field(base_url)
-        self._client: openai.AsyncOpenAI | None = None
 
-    def __repr__(self) -> str:
-        return (
-            f"OpenAIProvider(name={self._name!r}, model={self._model!r}, "
-            f"base_url={self._base_url!r})"
+    def _new_client(self) -> openai.AsyncOpenAI:
+        key = self._api_key
+        if key is None and self._base_url is not None:
+            key = _NO_KEY
+        return openai.AsyncOpenAI(
+            api_key=key,
+            base_url=self._base_url,
+            http_client=self._http_client,
+            max_retries=0,
         )
 
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    def _sdk(self) -> openai.AsyncOpenAI:
-        if self._client is None:
-            key = self._api_key
-            if key is None and self._base_url is not None:
-                key = _NO_KEY
-            try:
-                self._client = openai.AsyncOpenAI(
-                    api_key=key,
-                    base_url=self._base_url,
-                    http_client=self._http_client,
-                    max_retries=0,
-                )
-            except openai.OpenAIError as exc:
-                message = scrub(str(exc), self._api_key)
-                raise ProviderError(f"{self._name}: cannot create the client: {message}") from None
-        return self._client
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    def _prepare(self, request: ModelRequest) -> Callable[[], AsyncGenerator[ModelEvent, None]]:
         body = to_openai_request(
             request,
             request.model or self._model,
@@ -399,51 +347,30 @@ class OpenAIProvider:
             max_tokens_field=self._max_tokens_field,
         )
         taken = {b.id for m in request.messages for b in m.content if isinstance(b, ToolUseBlock)}
-        events = stream_with_retry(
-            provider=self._name,
-            policy=self._retry,
-            attempt=lambda: self._attempt(body, taken),
-            classify=lambda exc: classify_common(exc) or _classify_sdk(exc),
-            secret=self._api_key,
+        return lambda: fold_sdk_stream(
+            lambda: self._sdk().chat.completions.create(
+                **body, stream=True, stream_options={"include_usage": True}
+            ),
+            OpenAIChunkFold(taken),
         )
-        async with aclosing(events):
-            async for event in events:
-                yield event
 
-    async def _attempt(
-        self, body: dict[str, Any], taken: set[str]
-    ) -> AsyncGenerator[ModelEvent, None]:
-        fold = OpenAIChunkFold(taken)
-        stream = await self._sdk().chat.completions.create(
-            **body, stream=True, stream_options={"include_usage": True}
+    @staticmethod
+    def _classify_sdk(exc: Exception) -> Failure | None:
+        failure = classify_connection(
+            exc,
+            timeout=openai.APITimeoutError,
+            connection=openai.APIConnectionError,
+            validation=openai.APIResponseValidationError,
         )
-        try:
-            async for chunk in stream:
-                for event in fold.feed(chunk):
-                    yield event
-        finally:
-            await stream.close()
-        yield fold.result()
-
-
-def _classify_sdk(exc: Exception) -> Failure | None:
-    if isinstance(exc, openai.APITimeoutError):
-        return Failure(message="timeout", retryable=True)
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__
-        detail = f": {type(cause).__name__}: {cause}" if cause else ""
-        return Failure(message=f"connection error{detail}", retryable=True)
-    if isinstance(exc, openai.APIResponseValidationError):
-        return Failure(message=f"unexpected response: {exc.message}", retryable=False)
-    if not isinstance(exc, openai.APIError):
-        return None
-    body = exc.body if isinstance(exc.body, Mapping) else {}
-    message = _text(body.get("message")) or exc.message
-    error_type = exc.type if isinstance(exc.type, str) else None
-    if isinstance(exc, openai.APIStatusError):
-        return status_failure(exc.status_code, error_type, message, exc.response.headers)
-    # An error object inside a 200 stream (Groq `event: error`, OpenRouter `error` chunks).
-    code = body.get("status_code")
-    if code is None:
-        code = body.get("code")
-    return stream_error_failure(error_type, message, code)
+        if failure is not None or not isinstance(exc, openai.APIError):
+            return failure
+        body = exc.body if isinstance(exc.body, Mapping) else {}
+        message = _text(body.get("message")) or exc.message
+        error_type = exc.type if isinstance(exc.type, str) else None
+        if isinstance(exc, openai.APIStatusError):
+            return status_failure(exc.status_code, error_type, message, exc.response.headers)
+        # An error object inside a 200 stream (Groq `event: error`, OpenRouter `error` chunks).
+        code = body.get("status_code")
+        if code is None:
+            code = body.get("code")
+        return stream_error_failure(error_type, message, code)

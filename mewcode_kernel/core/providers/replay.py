@@ -25,7 +25,7 @@ import httpx2
 from ..errors import ReplayMismatch
 from ..events import ModelEvent
 from ._cassette import Cassette, Interaction
-from ._retry import RetryPolicy
+from ._retry import RetryPolicy, find_cause
 from ._transports import RecordingTransport, ReplayTransport
 from .base import ModelRequest, Provider
 
@@ -72,17 +72,6 @@ def make_http_client(
         transport = RecordingTransport(inner or httpx2.AsyncHTTPTransport(), record_to)
         return httpx2.AsyncClient(transport=transport)
     return httpx2.AsyncClient(transport=inner) if inner is not None else httpx2.AsyncClient()
-
-
-def _find_mismatch(exc: BaseException) -> ReplayMismatch | None:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, ReplayMismatch):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
 
 
 class ReplayProvider:
@@ -176,7 +165,7 @@ class ReplayProvider:
         except ReplayMismatch:
             raise
         except Exception as exc:
-            mismatch = _find_mismatch(exc) or self.transport.failure
+            mismatch = find_cause(exc, ReplayMismatch) or self.transport.failure
             if mismatch is None:
                 raise
             raise ReplayMismatch(str(mismatch)) from exc
