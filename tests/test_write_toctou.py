@@ -15,6 +15,17 @@ from mewcode_kernel.core.tools import ToolContext, ToolRegistry, builtin_tools
 from mewcode_kernel.testing import ScriptedModel, collect, reply, tool_call
 
 
+def make_agent(root: Path, model: ScriptedModel, **kw) -> Agent:
+    mode = kw.pop("mode", "default")
+    return Agent(
+        provider=model,
+        tools=ToolRegistry(builtin_tools()),
+        ctx=ToolContext(root=root),
+        gate=EngineGate(root=root, mode=mode),
+        **kw,
+    )
+
+
 @pytest.fixture
 def tree(tmp_path: Path) -> tuple[Path, Path]:
     root = tmp_path / "proj"
@@ -45,13 +56,7 @@ async def test_symlink_swapped_at_last_component_after_check(
         return ApprovalAnswer(allow=True)
 
     model = ScriptedModel([reply(tool_call(tool, args)), reply("ok")])
-    agent = Agent(
-        provider=model,
-        tools=ToolRegistry(builtin_tools()),
-        ctx=ToolContext(root=root),
-        gate=EngineGate(root=root),
-        approval_handler=swap_then_allow,
-    )
+    agent = make_agent(root, model, approval_handler=swap_then_allow)
     await collect(agent.run(Conversation(), "write"))
     assert (outside / "victim.txt").read_text() == "original"
     result = model.requests[1].messages[-1].tool_results[0]
@@ -72,13 +77,7 @@ async def test_directory_swapped_for_symlink_after_check(tree: tuple[Path, Path]
             reply("ok"),
         ]
     )
-    agent = Agent(
-        provider=model,
-        tools=ToolRegistry(builtin_tools()),
-        ctx=ToolContext(root=root),
-        gate=EngineGate(root=root),
-        approval_handler=swap_then_allow,
-    )
+    agent = make_agent(root, model, approval_handler=swap_then_allow)
     await collect(agent.run(Conversation(), "write"))
     assert (outside / "victim.txt").read_text() == "original"
     assert model.requests[1].messages[-1].tool_results[0].is_error
@@ -90,11 +89,6 @@ async def test_symlink_inside_the_project_is_written_through(tree: tuple[Path, P
     model = ScriptedModel(
         [reply(tool_call("write_file", {"path": "alias.txt", "content": "new"})), reply("ok")]
     )
-    agent = Agent(
-        provider=model,
-        tools=ToolRegistry(builtin_tools()),
-        ctx=ToolContext(root=root),
-        gate=EngineGate(root=root, mode="acceptEdits"),
-    )
+    agent = make_agent(root, model, mode="acceptEdits")
     await collect(agent.run(Conversation(), "write"))
     assert (root / "notes.txt").read_text() == "new"
