@@ -377,3 +377,20 @@ def test_unique_prefix_accepted_ambiguous_refused(tmp_path: Path):
         load_session(tmp_path, "20")
     with pytest.raises(SessionError):
         load_session(tmp_path, "../" + a.id)
+
+
+def test_listing_counts_messages_from_the_last_compaction(tmp_path: Path) -> None:
+    from mewcode_kernel.core.messages import user
+    from mewcode_kernel.core.session import SessionStore, list_sessions
+
+    writer = SessionStore.create(tmp_path, provider="p", model="m")
+    for i in range(5):
+        writer.append(user(f"turn {i}"))
+    writer.append_marker("permission", {"tool": "bash", "outcome": "ask"})
+    writer.append_marker("compact", {"messages": 2})
+    writer.append(user("summary of turns 0-3"))
+    writer.append(user("turn 4"))
+    writer.append(user("turn 5"))
+    writer.close()
+    [info] = list_sessions(tmp_path)
+    assert info.message_count == 3

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ._files import CONVERSATION_FILE, META_FILE, sessions_dir
+from ._files import COMPACT_MARKER, CONVERSATION_FILE, META_FILE, sessions_dir
 from .load import first_prompt_in
 from .meta import SessionMeta, read_meta
 
 __all__ = ["SessionInfo", "list_sessions"]
 
-_MESSAGE_LINE = b'\n{"role"'
-_CHUNK = 1 << 20
+_MESSAGE_LINE = b'{"role"'
+_COMPACT_TYPE = f'"type":"{COMPACT_MARKER}"'.encode()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -74,16 +74,17 @@ def _info(path: Path, prompt_chars: int) -> SessionInfo | None:
 
 
 def count_messages(path: Path) -> int:
-    """Message lines in a conversation file, counted without parsing (lines
-    our writer starts with ``{"role"``; markers are not counted)."""
+    """Messages a resume would load, counted without parsing messages: lines
+    our writer starts with ``{"role"``, counted from the last compaction marker
+    on (the messages before it were replaced by the summary that follows it)."""
     count = 0
-    carry = b"\n"  # the start of the file counts as a line start
     try:
         with path.open("rb") as f:
-            while chunk := f.read(_CHUNK):
-                buffer = carry + chunk
-                count += buffer.count(_MESSAGE_LINE)
-                carry = buffer[-(len(_MESSAGE_LINE) - 1) :]
+            for line in f:
+                if line.startswith(_MESSAGE_LINE):
+                    count += 1
+                elif _COMPACT_TYPE in line:
+                    count = 0
     except OSError:
         return 0
     return count
