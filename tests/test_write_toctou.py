@@ -92,3 +92,43 @@ async def test_symlink_inside_the_project_is_written_through(tree: tuple[Path, P
     agent = make_agent(root, model, mode="acceptEdits")
     await collect(agent.run(Conversation(), "write"))
     assert (root / "notes.txt").read_text() == "new"
+
+
+async def test_swap_inside_an_additional_directory_is_refused(tmp_path: Path) -> None:
+    import json
+
+    from mewcode_kernel.core import AgentSession
+    from mewcode_kernel.core.config import load_config
+
+    root = tmp_path / "proj"
+    extra = tmp_path / "extra"
+    outside = tmp_path / "outside"
+    for d in (root / ".claude", extra, outside):
+        d.mkdir(parents=True)
+    (extra / "notes.txt").write_text("mine")
+    (outside / "victim.txt").write_text("original")
+    (root / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"additionalDirectories": [str(extra)]}})
+    )
+
+    async def swap_then_allow(req: ApprovalRequest) -> ApprovalAnswer:
+        (extra / "notes.txt").unlink()
+        (extra / "notes.txt").symlink_to(outside / "victim.txt")
+        return ApprovalAnswer(allow=True)
+
+    model = ScriptedModel(
+        [
+            reply(tool_call("write_file", {"path": str(extra / "notes.txt"), "content": "x"})),
+            reply("ok"),
+        ]
+    )
+    session = AgentSession(
+        root,
+        config=load_config(root, home=tmp_path / "home", env={}),
+        provider=model,
+        approval_handler=swap_then_allow,
+    )
+    await collect(session.run("write"))
+    assert (outside / "victim.txt").read_text() == "original"
+    result = model.requests[1].messages[-1].tool_results[0]
+    assert result.is_error and "outside the project" in result.content

@@ -64,7 +64,7 @@ class AgentSession(SessionContextMixin):
         self.agent = Agent(
             provider=provider,
             tools=tools or ToolRegistry(builtin_tools()),
-            ctx=ToolContext(root=root),
+            ctx=_tool_context(root, gate),
             gate=gate,
             approval_handler=approval_handler,
             max_turns=max_turns,
@@ -211,7 +211,7 @@ class AgentSession(SessionContextMixin):
         self._writer = SessionStore.create(
             self.root, provider=self.provider.name, model=self.provider.model
         )
-        self.agent.ctx = ToolContext(root=self.root, session_dir=self._writer.path)
+        self.agent.ctx = _tool_context(self.root, self.agent.gate, self._writer.path)
         for message in self.conversation.messages:
             self._writer.append(message)
         self.conversation.on_append = self._writer.append
@@ -234,7 +234,7 @@ class AgentSession(SessionContextMixin):
         self.runtime.reset()
         self._refresh_system_prompt()
         self._writer = writer
-        self.agent.ctx = ToolContext(root=self.root, session_dir=writer.path)
+        self.agent.ctx = _tool_context(self.root, self.agent.gate, writer.path)
         self.conversation = Conversation(
             loaded.messages, on_append=writer.append, on_replace=self._persist_replace
         )
@@ -266,6 +266,13 @@ class AgentSession(SessionContextMixin):
         closer = getattr(self.agent.provider, "aclose", None)
         if closer is not None:
             await closer()
+
+
+def _tool_context(root: Path, gate: PermissionGate, session_dir: Path | None = None) -> ToolContext:
+    """The tools' view of the project: the same additional directories the gate
+    checked against, so a write re-resolved at the tool is judged alike."""
+    extra = tuple(getattr(gate, "additional_dirs", ()))
+    return ToolContext(root=root, session_dir=session_dir, additional_dirs=extra)
 
 
 def open_session(

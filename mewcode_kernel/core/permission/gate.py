@@ -192,7 +192,9 @@ class EngineGate:
 
     def sandbox(self, ctx: ToolContext) -> Sandbox:
         """The sandbox for ``ctx``'s root and additional directories (cached)."""
-        dirs = tuple(os.fspath(d) for d in (*ctx.additional_dirs, *self.additional_dirs))
+        dirs = tuple(
+            dict.fromkeys(os.fspath(d) for d in (*ctx.additional_dirs, *self.additional_dirs))
+        )
         key = (os.fspath(ctx.root), dirs)
         box = self._sandboxes.get(key)
         if box is None:
