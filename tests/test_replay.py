@@ -384,3 +384,17 @@ async def test_mismatch_surfaces_for_both_protocols(
         await collect(replay.stream(_request("extra")))
     assert "body.messages" in str(err.value)
     await replay.aclose(check=False)
+
+
+def test_replay_notice_says_why_only_for_the_default_offline_provider(tmp_path: Path) -> None:
+    from mewcode_kernel.core import open_session
+    from mewcode_kernel.core.providers.replay import DEMO_CASSETTE
+
+    offline = open_session(tmp_path, home=tmp_path / "home", env={})
+    chosen = open_session(
+        tmp_path, home=tmp_path / "home", env={"ANTHROPIC_API_KEY": "k"}, replay_from=DEMO_CASSETTE
+    )
+    assert offline._pending_notices[-1].message.endswith(": no API key is set.")
+    assert chosen._pending_notices[-1].message == f"Using {chosen.provider_label}."
+    offline.provider.close(check=False)
+    chosen.provider.close(check=False)

@@ -86,10 +86,11 @@ class AgentSession(SessionContextMixin):
                 Notice(level="warning", message=str(p)) for p in gate.rules.problems
             ]
         if provider_label(provider).startswith("replay"):
+            # Only the default offline provider is a replay for want of a key;
+            # an explicit ``replay_from`` is the caller's choice.
+            why = ": no API key is set" if settings is None or settings.is_offline else ""
             self._pending_notices.append(
-                Notice(
-                    level="info", message=f"Using {provider_label(provider)}: no API key is set."
-                )
+                Notice(level="info", message=f"Using {provider_label(provider)}{why}.")
             )
         self._refresh_system_prompt()
 
