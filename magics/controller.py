@@ -148,13 +148,10 @@ class AgentController:
     async def _run_turn(self, session: AgentSession, call: AgentCall) -> None:
         from mewcode_kernel.core.errors import MewcodeError
 
-        from .turn import approval_handler_for, drive_turn, headless_setting, pick_renderer
+        from .turn import drive_turn
 
-        allow, policy = headless_setting()
-        renderer, warning = pick_renderer(self.shell, background=False, policy=policy)
+        renderer, warning = self._attach_renderer(session, background=False)
         async with _cell_overrides(session, call.options):
-            session.headless_allow = allow
-            session.approval_handler = approval_handler_for(renderer)
             try:
                 outcome = await drive_turn(
                     session,
@@ -166,6 +163,19 @@ class AgentController:
             except MewcodeError as exc:  # e.g. the session file cannot be written
                 raise AgentCellError(str(exc)) from None
         self._conclude(outcome, call.options.out)
+
+    def _attach_renderer(
+        self, session: AgentSession, *, background: bool
+    ) -> tuple[Renderer, str | None]:
+        """The renderer for this run, answering the session's approvals (or the
+        headless policy when it cannot ask)."""
+        from .turn import approval_handler_for, headless_setting, pick_renderer
+
+        allow, policy = headless_setting()
+        renderer, warning = pick_renderer(self.shell, background=background, policy=policy)
+        session.headless_allow = allow
+        session.approval_handler = approval_handler_for(renderer)
+        return renderer, warning
 
     def _conclude(self, outcome: TurnOutcome, out: str | None) -> None:
         if outcome.cancelled:
@@ -184,8 +194,6 @@ class AgentController:
     # --- background turns ----------------------------------------------------------
 
     def _start_background(self, call: AgentCall) -> None:
-        from .turn import approval_handler_for, headless_setting, pick_renderer
-
         options = call.options
         running = [t for t in self._background if not t.done()]
         if len(running) >= MAX_BACKGROUND:
@@ -209,10 +217,7 @@ class AgentController:
                 session.resume(options.resume)
             except SessionError as exc:
                 raise AgentCellError(f"cannot resume {options.resume!r}: {exc}") from None
-        allow, policy = headless_setting()
-        renderer, warning = pick_renderer(self.shell, background=True, policy=policy)
-        session.headless_allow = allow
-        session.approval_handler = approval_handler_for(renderer)
+        renderer, warning = self._attach_renderer(session, background=True)
         task = asyncio.ensure_future(self._background_turn(session, call, renderer, warning))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
