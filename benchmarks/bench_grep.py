@@ -25,11 +25,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mewcode_kernel.core.tools import ToolContext
-from mewcode_kernel.core.tools._grep import FileFilter, GrepQuery, compile_pattern
-from mewcode_kernel.core.tools._grep_rg import rg_args
-from mewcode_kernel.core.tools._ignore import SearchScope
+from mewcode_kernel.core.tools import RunContext
 from mewcode_kernel.core.tools.grep_tool import grep_text
+from mewcode_kernel.core.tools.search.ignore import SearchScope
+from mewcode_kernel.core.tools.search.query import FileFilter, GrepQuery, compile_pattern
+from mewcode_kernel.core.tools.search.rg_engine import rg_args
 
 DATA = Path(__file__).resolve().parent / ".data"
 TREE = DATA / "tree"
@@ -162,7 +162,7 @@ def main() -> None:
     print(
         f"rg: {subprocess.run([rg, '--version'], capture_output=True, text=True).stdout.splitlines()[0]}"
     )
-    ctx = ToolContext(root=TREE)
+    ctx = RunContext(root=TREE)
     loop = asyncio.new_event_loop()
 
     def tool(use_rg: bool, case: dict[str, Any]) -> str:

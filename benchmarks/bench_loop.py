@@ -17,7 +17,7 @@ from pathlib import Path
 from mewcode_kernel.core.agent import Agent
 from mewcode_kernel.core.conversation import Conversation
 from mewcode_kernel.core.events import ToolFinished
-from mewcode_kernel.core.tools import ToolContext, ToolRegistry, tool
+from mewcode_kernel.core.tools import RunContext, ToolRegistry, tool
 from mewcode_kernel.testing import ScriptedModel, reply, tool_call
 
 TURNS = 50
@@ -25,7 +25,7 @@ TARGET_MS = 2.0
 
 
 @tool(read_only=True, kind="read")
-async def noop(ctx: ToolContext, n: int) -> str:
+async def noop(ctx: RunContext, n: int) -> str:
     """Does nothing."""
     return f"ok {n}"
 
@@ -35,7 +35,7 @@ async def one_run(root: Path) -> tuple[float, float]:
     script.append(reply("finished"))
     model = ScriptedModel(script)
     agent = Agent(
-        provider=model, tools=ToolRegistry([noop]), ctx=ToolContext(root=root), max_turns=TURNS
+        provider=model, tools=ToolRegistry([noop]), ctx=RunContext(root=root), max_turns=TURNS
     )
     tool_time = 0.0
     start = time.perf_counter()

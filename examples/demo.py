@@ -16,7 +16,6 @@ import tempfile
 from pathlib import Path
 
 from mewcode_kernel.core import AgentSession, open_session
-from mewcode_kernel.core.agent import ApprovalAnswer, ApprovalRequest
 from mewcode_kernel.core.events import (
     AgentEvent,
     Notice,
@@ -26,6 +25,7 @@ from mewcode_kernel.core.events import (
     ToolStarted,
     TurnDone,
 )
+from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
 
 TASK = (
     "mean() in stats.py crashes on an empty list. Make it return 0.0 for an empty "

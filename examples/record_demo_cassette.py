@@ -17,7 +17,7 @@ from pathlib import Path
 from demo import TASK, approve_and_say, make_project, run_demo
 
 from mewcode_kernel.core import open_session
-from mewcode_kernel.core.providers.replay import DEMO_CASSETTE
+from mewcode_kernel.core.providers.recording.replay import DEMO_CASSETTE
 from mewcode_kernel.testing.wire import ScriptedServer, reply, usage
 
 SCRIPT = [

@@ -1,5 +1,6 @@
 """The agent-cell controller: one per IPython shell, holding the session that
-consecutive agent cells continue, and the background turns.
+consecutive agent cells continue, and the task manager that runs the
+``--background`` turns (at most ``MAX_BACKGROUND`` at once, the rest queued).
 
 An agent cell arrives here as ``await run_cell(shell, line, body)`` (see
 ``transformer``). The controller only parses, picks the session, and hands
@@ -13,7 +14,6 @@ imported by the first agent cell.
 
 from __future__ import annotations
 
-import asyncio
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -27,6 +27,8 @@ from .options import AgentCall, AgentOptions, parse_cell
 
 if TYPE_CHECKING:
     from mewcode_kernel.core import AgentSession
+    from mewcode_kernel.core.events import AgentEvent
+    from mewcode_kernel.core.tasks import TaskManager
 
     from .render_base import Renderer
     from .turn import TurnOutcome
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_BACKGROUND", "AgentController", "controller_for", "run_cell", "wait_background"]
 
 MAX_BACKGROUND = 4
-"""How many ``--background`` turns may run at once."""
+"""How many ``--background`` turns run at once; more wait in a queue."""
 
 _controllers: weakref.WeakKeyDictionary[Any, AgentController] = weakref.WeakKeyDictionary()
 
@@ -73,7 +75,7 @@ class AgentController:
         self.shell = shell
         self.start_dir = Path.cwd()
         self.session: AgentSession | None = None
-        self._background: set[asyncio.Task[None]] = set()
+        self._tasks: TaskManager | None = None
 
     # --- one cell ------------------------------------------------------------------
 
@@ -88,23 +90,23 @@ class AgentController:
         if options.background:
             if call.command is not None:
                 raise UsageError("--background runs a prompt, not a slash command")
-            self._start_background(call)
+            await self._start_background(call)
             return
-        session = self._foreground_session(options)
+        session = await self._foreground_session(options)
         if call.command is not None:
             await self._run_command(session, call)
         else:
             await self._run_turn(session, call)
 
-    def _foreground_session(self, options: AgentOptions) -> AgentSession:
+    async def _foreground_session(self, options: AgentOptions) -> AgentSession:
         session = self._session()
         if options.new:
-            session.new()
+            await session.new()
         elif options.resume:
             from mewcode_kernel.core.errors import SessionError
 
             try:
-                loaded = session.resume(options.resume)
+                loaded = await session.resume(options.resume)
             except SessionError as exc:
                 raise AgentCellError(f"cannot resume {options.resume!r}: {exc}") from None
             print(f"↪ resumed session {loaded.id} ({len(loaded.messages)} messages)")
@@ -112,7 +114,7 @@ class AgentController:
 
     def _session(self) -> AgentSession:
         if self.session is None:
-            self.session = self._open()
+            self.session = self._open(tasks=self.tasks)
         return self.session
 
     def _open(self, **kwargs: Any) -> AgentSession:
@@ -193,14 +195,17 @@ class AgentController:
 
     # --- background turns ----------------------------------------------------------
 
-    def _start_background(self, call: AgentCall) -> None:
+    @property
+    def tasks(self) -> TaskManager:
+        """The manager of this shell's background work (made on first use)."""
+        if self._tasks is None:
+            from mewcode_kernel.core.tasks import TaskManager
+
+            self._tasks = TaskManager(max_running=MAX_BACKGROUND)
+        return self._tasks
+
+    async def _start_background(self, call: AgentCall) -> None:
         options = call.options
-        running = [t for t in self._background if not t.done()]
-        if len(running) >= MAX_BACKGROUND:
-            raise AgentCellError(
-                f"{len(running)} background turns are already running (the limit is "
-                f"{MAX_BACKGROUND}); wait for one to finish (await magics.wait_background())"
-            )
         base = self._session()
         if getattr(base.settings, "protocol", None) == "replay":
             raise AgentCellError(
@@ -209,50 +214,67 @@ class AgentController:
             )
         name = options.provider or (base.settings.name if base.settings else None)
         model = options.model if options.model or options.provider else base.provider.model
-        session = self._open(provider=name, model=model, mode=options.mode or base.mode)
+        session = self._open(
+            provider=name, model=model, mode=options.mode or base.mode, tasks=self.tasks
+        )
         if options.resume:
             from mewcode_kernel.core.errors import SessionError
 
             try:
-                session.resume(options.resume)
+                await session.resume(options.resume)
             except SessionError as exc:
                 raise AgentCellError(f"cannot resume {options.resume!r}: {exc}") from None
         renderer, warning = self._attach_renderer(session, background=True)
-        task = asyncio.ensure_future(self._background_turn(session, call, renderer, warning))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-        print(
-            f"⧗ started in the background ({len(running) + 1} running); "
-            "its transcript appears here as it goes"
+        running = self.tasks.running
+        info = self.tasks.launch(
+            lambda: self._background_turn(session, call, renderer, warning),
+            name=call.prompt.strip().splitlines()[0][:60] if call.prompt.strip() else "turn",
+            kind="turn",
+            description=call.prompt,
         )
+        if info.state == "queued":
+            print(
+                f"⧗ queued as {info.id}: {running} background turns are running (the limit is "
+                f"{self.tasks.max_running}); it starts when one finishes"
+            )
+        else:
+            print(
+                f"⧗ started in the background as {info.id} ({running + 1} running); "
+                "its transcript appears here as it goes"
+            )
 
     async def _background_turn(
         self, session: AgentSession, call: AgentCall, renderer: Renderer, warning: str | None
-    ) -> None:
-        from .turn import drive_turn
+    ) -> AsyncIterator[AgentEvent]:
+        """The events of one background turn, drawn into its box as they come."""
+        from .turn import TurnOutcome, turn_events
 
+        outcome = TurnOutcome(done=None, cancelled=False)
         try:
-            outcome = await drive_turn(
+            async for event in turn_events(
                 session,
                 call.prompt,
                 renderer,
+                outcome,
                 max_turns=call.options.max_turns,
-                foreground=False,
                 warning=warning,
-            )
+            ):
+                yield event
             done = outcome.done
             if done is not None and done.reason == "error":
                 renderer.show_error(done.error or "the background turn stopped with an error")
-            elif done is not None and not outcome.cancelled and call.options.out:
+            elif done is not None and call.options.out:
                 self.shell.user_ns[call.options.out] = done.text
         except Exception as exc:  # nobody awaits this task: report, never lose it
             renderer.show_error(f"the background turn failed: {type(exc).__name__}: {exc}")
+            raise
         finally:
             await session.aclose()
 
     async def wait_background(self) -> None:
-        while pending := [t for t in self._background if not t.done()]:
-            await asyncio.wait(pending)
+        """Wait until every background turn (queued ones included) has finished."""
+        if self._tasks is not None:
+            await self._tasks.wait()
 
 
 @asynccontextmanager

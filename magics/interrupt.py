@@ -25,7 +25,6 @@ __all__ = [
     "Waker",
     "cancel_foreground",
     "foreground",
-    "has_foreground",
     "set_prompt_interrupts",
     "waiting_in_slices",
 ]
@@ -54,10 +53,6 @@ def foreground(task: asyncio.Task[object]) -> Iterator[None]:
         yield
     finally:
         _foreground.discard(task)
-
-
-def has_foreground() -> bool:
-    return any(not t.done() for t in _foreground)
 
 
 def cancel_foreground() -> bool:

@@ -17,9 +17,10 @@ from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.utils.text import DollarFormatter
 
+from mewcode_kernel.core.permission.modes import MODES
+
 __all__ = ["MODES", "AgentCall", "AgentOptions", "agent", "parse_cell"]
 
-MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 
 #: Options that take no value; every other ``--option`` takes the next word.
 _FLAGS = frozenset({"--new", "--background"})

@@ -7,20 +7,34 @@ One ``Renderer`` per agent cell. The controller feeds it every ``AgentEvent``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
-from mewcode_kernel.core.agent import ApprovalAnswer, ApprovalRequest
 from mewcode_kernel.core.commands import CommandResult
 from mewcode_kernel.core.events import AgentEvent, TurnDone
+from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
+from mewcode_kernel.core.tools import Tool
 
-__all__ = ["Renderer", "dispatch"]
+__all__ = ["Renderer", "ToolLookup", "dispatch"]
+
+ToolLookup = Callable[[str], Tool | None]
 
 
 class Renderer(Protocol):
     #: False for renderers that cannot ask a person (headless runs).
     interactive: bool
 
-    def start(self, *, prompt: str, provider_label: str, session_id: str | None) -> None: ...
+    def start(
+        self,
+        *,
+        prompt: str,
+        provider_label: str,
+        session_id: str | None,
+        tools: ToolLookup | None = None,
+    ) -> None:
+        """Begin drawing a turn; ``tools`` finds a tool's metadata by name (what a
+        row shows)."""
+        ...
 
     def on_event(self, event: AgentEvent) -> None:
         """Draw one event (usually ``dispatch(self, event)``)."""

@@ -21,7 +21,6 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mewcode_kernel.core.agent import ApprovalAnswer, ApprovalRequest
 from mewcode_kernel.core.commands import CommandResult
 from mewcode_kernel.core.events import (
     AgentEvent,
@@ -35,8 +34,9 @@ from mewcode_kernel.core.events import (
     TurnDone,
 )
 from mewcode_kernel.core.messages import ToolUseBlock
+from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
 
-from .render_base import dispatch
+from .render_base import ToolLookup, dispatch
 
 __all__ = ["TextRenderer", "parse_answer", "tool_summary"]
 
@@ -106,7 +106,14 @@ class TextRenderer:
 
     # --- Renderer protocol -------------------------------------------------------
 
-    def start(self, *, prompt: str, provider_label: str, session_id: str | None) -> None:
+    def start(
+        self,
+        *,
+        prompt: str,
+        provider_label: str,
+        session_id: str | None,
+        tools: ToolLookup | None = None,
+    ) -> None:
         """Nothing is printed: the provider shows in notices only when it is a replay."""
 
     def on_event(self, event: AgentEvent) -> None:
@@ -184,7 +191,7 @@ class TextRenderer:
             return
         summary = tool_summary(event.call)
         if event.result.is_error:
-            first = next((ln for ln in event.result.content.splitlines() if ln.strip()), "failed")
+            first = next((ln for ln in event.result.text.splitlines() if ln.strip()), "failed")
             self._line(f"✗ {summary}: {first.strip()[:160]}")
         else:
             self._line(f"✓ {summary}")

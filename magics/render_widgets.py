@@ -27,7 +27,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mewcode_kernel.core.agent import ApprovalAnswer, ApprovalRequest
 from mewcode_kernel.core.commands import CommandResult
 from mewcode_kernel.core.events import (
     AgentEvent,
@@ -42,10 +41,12 @@ from mewcode_kernel.core.events import (
     ThinkingDelta,
     ToolCallStarted,
     ToolFinished,
+    ToolProgress,
     ToolStarted,
     TurnDone,
 )
 from mewcode_kernel.core.messages import ToolUseBlock
+from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
 
 from ._live.card import ApprovalCard
 from ._live.coalesce import Paintable, Painter
@@ -53,7 +54,7 @@ from ._live.fmt import COLORS, duration
 from ._live.lines import error_bundle, footer_bundle, line_bundle
 from ._live.parts import AnswerStream, Line, TextPart, ThinkingPart, ToolRow, WidgetPart
 from ._live.surface import BoxSurface, CellSurface, Surface
-from .render_base import dispatch
+from .render_base import ToolLookup, dispatch
 
 __all__ = ["WidgetRenderer"]
 
@@ -104,6 +105,7 @@ class WidgetRenderer:
         self._round_answers: list[AnswerStream] = []
         self._round_rows: list[ToolRow] = []
         self._finished = False
+        self._tools: ToolLookup | None = None
 
     @property
     def painter(self) -> Painter:
@@ -115,7 +117,15 @@ class WidgetRenderer:
 
     # --- the Renderer protocol -------------------------------------------------
 
-    def start(self, *, prompt: str, provider_label: str, session_id: str | None) -> None:
+    def start(
+        self,
+        *,
+        prompt: str,
+        provider_label: str,
+        session_id: str | None,
+        tools: ToolLookup | None = None,
+    ) -> None:
+        self._tools = tools
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -285,14 +295,19 @@ class WidgetRenderer:
     def on_tool_started(self, event: ToolStarted) -> None:
         self._set_row(self._call_row(event.call), state="running")
 
+    def on_tool_progress(self, event: ToolProgress) -> None:
+        row = self._call_row(event.call)
+        row.progress(output=event.output, status=event.status)
+        self._mark(row)
+
     def on_tool_finished(self, event: ToolFinished) -> None:
         row = self._call_row(event.call)
         result = event.result
         if row.state in ("denied", "blocked"):
-            self._set_row(row, result=result.content)
+            self._set_row(row, result=result.text)
         else:
             state = "failed" if result.is_error else "done"
-            self._set_row(row, state=state, result=result.content, seconds=event.duration)
+            self._set_row(row, state=state, result=result.text, seconds=event.duration)
 
     def on_notice(self, event: Notice) -> None:
         text = f"{_NOTICE_GLYPH[event.level]} {event.message}"
@@ -326,7 +341,8 @@ class WidgetRenderer:
     def _row(self, call_id: str, name: str) -> ToolRow:
         row = self._rows.get(call_id)
         if row is None:
-            row = self._rows[call_id] = ToolRow(self._surface, call_id, name)
+            tool = self._tools(name) if self._tools is not None else None
+            row = self._rows[call_id] = ToolRow(self._surface, call_id, name, tool)
             self._round_rows.append(row)
             self._add(row)
         return row

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import AsyncIterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from mewcode_kernel.core import AgentSession
-from mewcode_kernel.core.agent import ApprovalAnswer, ApprovalHandler, ApprovalRequest
 from mewcode_kernel.core.agent.loop import HEADLESS_ENV, headless_policy
-from mewcode_kernel.core.events import Notice, ToolStarted, TurnDone
+from mewcode_kernel.core.events import AgentEvent, Notice, ToolStarted, TurnDone
+from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalHandler, ApprovalRequest
 from mewcode_kernel.core.pricing import estimate_cost
 from mewcode_kernel.core.usage import Usage
 
@@ -29,6 +30,7 @@ __all__ = [
     "headless_setting",
     "pick_renderer",
     "provenance",
+    "turn_events",
 ]
 
 RENDERER_ENV = "MEWCODE_RENDERER"
@@ -138,19 +140,12 @@ async def drive_turn(
     conversation, then the outcome says ``cancelled``.
     """
     outcome = TurnOutcome(done=None, cancelled=False)
-    renderer.start(
-        prompt=prompt, provider_label=session.provider_label, session_id=session.session_id
-    )
-    if warning:
-        renderer.on_event(Notice(level="warning", message=warning))
 
     async def consume() -> None:
-        async for event in session.run(prompt, max_turns=max_turns):
-            if isinstance(event, ToolStarted) and event.call.name not in outcome.tools_used:
-                outcome.tools_used.append(event.call.name)
-            elif isinstance(event, TurnDone):
-                outcome.done = event
-            renderer.on_event(event)
+        async for _ in turn_events(
+            session, prompt, renderer, outcome, max_turns=max_turns, warning=warning
+        ):
+            pass
 
     task = asyncio.ensure_future(consume())
     try:
@@ -166,13 +161,44 @@ async def drive_turn(
             current.uncancel()  # the cell's cancellation becomes this outcome
         task.cancel()
         await asyncio.wait({task})
-    except BaseException:
-        renderer.finish(outcome.done, metadata=provenance(session, outcome))
-        raise
-    renderer.finish(
-        outcome.done, cancelled=outcome.cancelled, metadata=provenance(session, outcome)
-    )
     return outcome
+
+
+async def turn_events(
+    session: AgentSession,
+    prompt: str,
+    renderer: Renderer,
+    outcome: TurnOutcome,
+    *,
+    max_turns: int | None = None,
+    warning: str | None = None,
+) -> AsyncIterator[AgentEvent]:
+    """The turn's events, each drawn by ``renderer`` and noted in ``outcome``;
+    the renderer is started first and finished last, whatever happens
+    (a cancelled turn is marked so in ``outcome``)."""
+    renderer.start(
+        prompt=prompt,
+        provider_label=session.provider_label,
+        session_id=session.session_id,
+        tools=session.tools.get,
+    )
+    if warning:
+        renderer.on_event(Notice(level="warning", message=warning))
+    try:
+        async for event in session.run(prompt, max_turns=max_turns):
+            if isinstance(event, ToolStarted) and event.call.name not in outcome.tools_used:
+                outcome.tools_used.append(event.call.name)
+            elif isinstance(event, TurnDone):
+                outcome.done = event
+            renderer.on_event(event)
+            yield event
+    except (asyncio.CancelledError, GeneratorExit):
+        outcome.cancelled = True
+        raise
+    finally:
+        renderer.finish(
+            outcome.done, cancelled=outcome.cancelled, metadata=provenance(session, outcome)
+        )
 
 
 def provenance(session: AgentSession, outcome: TurnOutcome) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from mewcode_kernel.core.context.compact import SUMMARY_INSTRUCTIONS
 from mewcode_kernel.core.messages import Message
 from mewcode_kernel.core.providers.anthropic import to_anthropic_request
 from mewcode_kernel.core.providers.base import ModelRequest
-from mewcode_kernel.core.tools import ToolContext, ToolRegistry, builtin_tools, tool
+from mewcode_kernel.core.tools import RunContext, ToolRegistry, builtin_tools, tool
 from mewcode_kernel.core.usage import Usage
 from mewcode_kernel.testing import ScriptedModel
 from mewcode_kernel.testing.scripted import ScriptedReply, reply
@@ -32,7 +32,7 @@ def big_output(n: int, size: int = 40_000) -> str:
 
 
 @tool(read_only=True, kind="read")
-async def big(ctx: ToolContext, n: int) -> str:
+async def big(ctx: RunContext, n: int) -> str:
     """Produce a large output."""
     return big_output(n)
 

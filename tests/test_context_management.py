@@ -9,7 +9,7 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-from mewcode_kernel.core.agent import SessionRuntime
+from mewcode_kernel.core.agent import ConversationState
 from mewcode_kernel.core.commands.registry import run_command
 from mewcode_kernel.core.context import ContextManager, ContextState, choose_split, is_summary
 from mewcode_kernel.core.context.compact import summary_request
@@ -79,6 +79,7 @@ def test_small_results_and_reads_are_not_copied(tmp_path: Path) -> None:
     kept = shape_result(
         ToolResultBlock(tool_use_id="b", content="x\n" * 5_000),
         read,
+        reread=True,  # read_file's metadata: a large read is read again in parts
         state=state,
         threshold=1_000,
         root=tmp_path,
@@ -115,7 +116,7 @@ async def test_the_model_can_read_an_offloaded_result_back(tmp_path: Path) -> No
     back = seen[-1]
     assert back.call.id == "back" and not back.result.is_error, back.result.content
     assert "output 3:" in back.result.content
-    assert session.runtime.context.offloaded[0].call_id == "call_3"
+    assert session.state.context.offloaded[0].call_id == "call_3"
 
 
 # --- accounting -------------------------------------------------------------------------
@@ -201,7 +202,7 @@ async def test_compact_command_marks_the_session_file(tmp_path: Path) -> None:
     assert (
         "The user's instructions for this summary: focus on the questions" in ask.messages[-1].text
     )
-    assert session.runtime.usage.input_tokens >= post.usage.input_tokens
+    assert session.state.usage.input_tokens >= post.usage.input_tokens
 
     messages = session.conversation.messages
     assert is_summary(messages[0]) and len(messages) == 1 + post.kept_messages
@@ -247,7 +248,7 @@ async def test_the_breaker_stops_automatic_compaction_after_repeated_failures(
     failures = [e for e in events if isinstance(e, PostCompact)]
     assert len(failures) == BREAKER_LIMIT and not any(f.ok for f in failures)
     assert all("overloaded" in (f.error or "") for f in failures)
-    assert session.runtime.context.breaker_open
+    assert session.state.context.breaker_open
     off = [e for e in events if isinstance(e, Notice) and "off for this session" in e.message]
     assert len(off) == 1
     assert len([r for r in model.requests if is_summary_request(r)]) == BREAKER_LIMIT
@@ -255,7 +256,7 @@ async def test_the_breaker_stops_automatic_compaction_after_repeated_failures(
     failing["now"] = False
     manual = await run_command(session, "/compact")
     assert not manual.error and "recovered" in manual.data["summary"]
-    assert not session.runtime.context.breaker_open
+    assert not session.state.context.breaker_open
 
 
 async def test_a_summary_that_calls_tools_is_a_failure(tmp_path: Path) -> None:
@@ -295,7 +296,7 @@ def test_a_compaction_cut_short_by_a_crash_is_ignored_and_repaired(tmp_path: Pat
 # --- per-session state ----------------------------------------------------------------------
 
 
-def _dirty(runtime: SessionRuntime) -> None:
+def _dirty(runtime: ConversationState) -> None:
     runtime.usage = Usage(input_tokens=5)
     runtime.model_turns = runtime.user_turns = 3
     runtime.last_usage = Usage(output_tokens=1)
@@ -307,10 +308,9 @@ def _dirty(runtime: SessionRuntime) -> None:
     runtime.add_reminder("remember")
     runtime.idle_gap = timedelta(hours=9)
     runtime.active_skills["s"] = "body"
-    runtime.hook_once.add("h")
 
 
-def _snapshot(runtime: SessionRuntime) -> dict[str, object]:
+def _snapshot(runtime: ConversationState) -> dict[str, object]:
     return {
         **{f.name: getattr(runtime, f.name) for f in dataclasses.fields(runtime)},
         "context": dataclasses.asdict(runtime.context),
@@ -318,11 +318,11 @@ def _snapshot(runtime: SessionRuntime) -> dict[str, object]:
 
 
 def test_reset_clears_every_field() -> None:
-    runtime = SessionRuntime()
+    runtime = ConversationState()
     state = runtime.context
     _dirty(runtime)
     runtime.reset()
-    assert _snapshot(runtime) == _snapshot(SessionRuntime())
+    assert _snapshot(runtime) == _snapshot(ConversationState())
     assert runtime.context is state  # cleared in place: the manager keeps its reference
 
 
@@ -331,14 +331,14 @@ async def test_clear_and_resume_start_from_zero(tmp_path: Path) -> None:
     session = make_session(tmp_path, model)
     await collect(session.run("hello"))
     old_id = session.session_id
-    _dirty(session.runtime)
+    _dirty(session.state)
     await run_command(session, "/clear")
-    assert _snapshot(session.runtime) == _snapshot(SessionRuntime())
+    assert _snapshot(session.state) == _snapshot(ConversationState())
     await collect(session.run("again"))
-    _dirty(session.runtime)
-    session.runtime.idle_gap = None
-    session.resume(old_id)
-    assert {k: v for k, v in _snapshot(session.runtime).items()} == _snapshot(SessionRuntime())
+    _dirty(session.state)
+    session.state.idle_gap = None
+    await session.resume(old_id)
+    assert {k: v for k, v in _snapshot(session.state).items()} == _snapshot(ConversationState())
     assert session.conversation.messages[0].content[-1] == TextBlock(text="hello")
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from mewcode_kernel.core import open_session
-from mewcode_kernel.core.agent import ApprovalAnswer, ApprovalRequest
 from mewcode_kernel.core.events import ToolFinished, TurnDone
+from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
 from mewcode_kernel.core.session import list_sessions, load_session
 from mewcode_kernel.testing import collect
 from mewcode_kernel.testing.wire import ScriptedServer, reply, status

@@ -110,9 +110,8 @@ def test_cost_counts_the_session_tokens(kernel: Kernel, script: ScriptedServer) 
 
 
 def test_permissions_shows_mode_and_rules(kernel: Kernel) -> None:
-    table = kernel.ok("%agent /permissions").markdown[0]
-    assert "Permission mode: **default**" in table
-    assert "| rule | effect | from |" in table
+    # this project has no rules (tests/test_session_permissions.py lists some)
+    assert kernel.ok("%agent /permissions").markdown[0] == "Permission mode: **default**. No rules."
 
 
 @pytest.mark.parametrize("command", ["/cost", "/tools", "/permissions", "/mode", "/model"])

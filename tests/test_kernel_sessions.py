@@ -82,23 +82,31 @@ def test_background_returns_at_once_and_finishes_later(
     assert later[-1]["metadata"]["mewcode"]["stop_reason"] == "end_turn"
 
 
-def test_background_turns_are_capped(kernel: Kernel, script: ScriptedServer) -> None:
+def test_background_turns_past_the_cap_wait_their_turn(
+    kernel: Kernel, script: ScriptedServer
+) -> None:
     from magics.controller import MAX_BACKGROUND
 
     release = threading.Event()
-    arrivals = [threading.Event() for _ in range(MAX_BACKGROUND)]
+    arrivals = [threading.Event() for _ in range(MAX_BACKGROUND + 1)]
     script.add(*(_held(a, release, f"Done {n}.") for n, a in enumerate(arrivals)))
     try:
         for _ in range(MAX_BACKGROUND):
-            kernel.ok("%%agent --background\nWork.")
-        for arrived in arrivals:
+            assert "started in the background" in kernel.ok("%%agent --background\nWork.").stdout
+        for arrived in arrivals[:MAX_BACKGROUND]:
             assert arrived.wait(timeout=BOUND)
-        refused = kernel.run("%%agent --background\nOne more.")
-        assert refused.status == "error"
-        assert f"the limit is {MAX_BACKGROUND}" in refused.errors[0]["evalue"]
+        queued = kernel.ok("%%agent --background\nOne more.")
+        assert f"the limit is {MAX_BACKGROUND}" in queued.stdout and "queued" in queued.stdout
+        assert not arrivals[-1].wait(timeout=1.0)  # it waits while the others hold their places
     finally:
         release.set()
+    assert arrivals[-1].wait(timeout=BOUND)  # and starts when one finishes
     kernel.ok("import magics\nawait magics.wait_background()", timeout=BOUND)
+    peak = kernel.ok(
+        "from magics.controller import controller_for\n"
+        "print(controller_for(get_ipython()).tasks.peak_running)"
+    ).stdout
+    assert peak.strip() == str(MAX_BACKGROUND)
 
 
 def test_install_and_uninstall_the_kernelspec(tmp_path: Path) -> None:

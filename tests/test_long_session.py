@@ -150,7 +150,7 @@ async def test_a_resumed_compacted_session_sends_only_the_summary_and_the_tail(
     model = scripted(responder(_one_tool_turn, _done))
     session = make_session(tmp_path, model, window=WINDOW)
     await _run_turns(session, range(1, 41))
-    assert session.runtime.context.compactions
+    assert session.state.context.compactions
     kept = session.conversation.messages
     session_id = session.session_id
     await session.aclose()
@@ -162,7 +162,7 @@ async def test_a_resumed_compacted_session_sends_only_the_summary_and_the_tail(
 
     again = scripted(responder(_one_tool_turn, _done))
     resumed = make_session(tmp_path, again, window=WINDOW)
-    resumed.resume(session_id)
+    await resumed.resume(session_id)
     await _run_turns(resumed, range(41, 42))
     first = again.requests[0].messages
     assert is_summary(first[0])
@@ -181,7 +181,7 @@ async def test_resuming_a_session_larger_than_the_window_compacts_it_first(
         session_id = writer.id
     model = scripted(responder(lambda r, p: reply("ok")))
     session = make_session(tmp_path, model, window=20_000)
-    session.resume(session_id)
+    await session.resume(session_id)
     events = await collect(session.run("continue"))
     pre = [e for e in events if isinstance(e, PreCompact)]
     post = [e for e in events if isinstance(e, PostCompact)]
@@ -205,7 +205,7 @@ async def test_a_resumed_session_idle_for_hours_gets_a_note(tmp_path: Path) -> N
     os.utime(conversation, (seven_hours_ago, seven_hours_ago))
 
     resumed = make_session(tmp_path, model)
-    resumed.resume(session_id)
+    await resumed.resume(session_id)
     await collect(resumed.run("second"))
     await collect(resumed.run("third"))
     second, third = model.requests[-2], model.requests[-1]

@@ -10,18 +10,20 @@ from typing import Any
 import pytest
 import yaml
 
-from mewcode_kernel.core.agent import Agent, ApprovalAnswer, ApprovalRequest
+from mewcode_kernel.core.agent import Agent
 from mewcode_kernel.core.conversation import Conversation
 from mewcode_kernel.core.events import PermissionDecided
+from mewcode_kernel.core.fs import Workspace, suspicious_name
 from mewcode_kernel.core.messages import ToolUseBlock
 from mewcode_kernel.core.permission import (
     SESSION,
+    ApprovalAnswer,
+    ApprovalRequest,
     AuditRecord,
-    EngineGate,
+    Gate,
     MatcherError,
     RuleSet,
     RuleSource,
-    Sandbox,
     analyze,
     compile_match_spec,
     compile_matcher,
@@ -29,8 +31,7 @@ from mewcode_kernel.core.permission import (
     parse_rule,
     redact,
 )
-from mewcode_kernel.core.permission.sandbox import suspicious_name
-from mewcode_kernel.core.tools import ToolContext, ToolRegistry, tool
+from mewcode_kernel.core.tools import RunContext, ToolRegistry, tool
 from mewcode_kernel.testing import ScriptedModel, collect, reply, tool_call
 
 # ---- matcher ------------------------------------------------------------------------
@@ -128,7 +129,7 @@ def test_sandbox_resolution(tmp_path: Path) -> None:
     (root / "a").mkdir(parents=True)
     (tmp_path / "other").mkdir()
     (root / "up").symlink_to(tmp_path / "other")
-    box = Sandbox(root, home=str(tmp_path))
+    box = Workspace(root, home=str(tmp_path))
     assert box.resolve("a/../a/x").rel == "a/x"
     assert box.resolve("up/x").path == str((tmp_path / "other" / "x").resolve())
     assert not box.resolve("up/x").inside
@@ -152,34 +153,49 @@ def test_rule_parsing_and_problems() -> None:
         "x.yaml: permission rule 'Read(~[)' skipped: bad regular expression '[': unterminated character set at position 0",
     ]
     assert parse_rule("Bash(*)", "allow", src).specifier is None
-    assert parse_rule("mcp__github", "allow", src).applies_to("mcp__github__create_issue")
-    assert not parse_rule("mcp__github", "allow", src).applies_to("mcp__githubx__a")
+    tool_a, tool_b = "mcp__github__create_issue", "mcp__githubx__a"
+    assert parse_rule("mcp__github", "allow", src).covers(tool_a, frozenset({tool_a}))
+    assert not parse_rule("mcp__github", "allow", src).covers(tool_b, frozenset({tool_b}))
 
 
 # ---- the gate ---------------------------------------------------------------------------
 
 
-async def _never(ctx: ToolContext, args: dict[str, Any]) -> str:
+async def _never(ctx: RunContext, args: dict[str, Any]) -> str:
     raise AssertionError
 
 
-@tool(read_only=False, kind="exec")
-async def bash(ctx: ToolContext, command: str) -> str:
+@tool(
+    read_only=False,
+    kind="exec",
+    family="command",
+    rule_names=frozenset({"Bash"}),
+    subject_arg="command",
+)
+async def bash(ctx: RunContext, command: str) -> str:
     """Run a command (recorded, never executed)."""
     RAN.append(command)
     return "ran"
 
 
-@tool(read_only=False, kind="edit", path_args=("path",))
-async def write_file(ctx: ToolContext, path: str, content: str) -> str:
+@tool(
+    read_only=False,
+    kind="edit",
+    path_args=("path",),
+    family="edit",
+    rule_names=frozenset({"Edit", "Write"}),
+)
+async def write_file(ctx: RunContext, path: str, content: str) -> str:
     """Write a file."""
     target = ctx.root / path
     target.write_text(content)
     return f"wrote {path}"
 
 
-@tool(read_only=True, kind="read", path_args=("path",))
-async def read_file(ctx: ToolContext, path: str) -> str:
+@tool(
+    read_only=True, kind="read", path_args=("path",), family="read", rule_names=frozenset({"Read"})
+)
+async def read_file(ctx: RunContext, path: str) -> str:
     """Read a file."""
     return (ctx.root / path).read_text()
 
@@ -195,8 +211,8 @@ def _call(name: str, **args: Any) -> ToolUseBlock:
 
 
 async def test_remember_adds_exact_session_rules(tmp_path: Path) -> None:
-    gate = EngineGate()
-    ctx = ToolContext(root=tmp_path)
+    gate = Gate()
+    ctx = RunContext(root=tmp_path)
     call = _call("bash", command="npm test && npm run lint")
     assert (await gate.check(call, bash, ctx)).outcome == "ask"
     gate.remember(call, bash)
@@ -220,8 +236,8 @@ async def test_remember_adds_exact_session_rules(tmp_path: Path) -> None:
 async def test_remember_cannot_open_the_sandbox(tmp_path: Path) -> None:
     root = tmp_path / "p"
     root.mkdir()
-    gate = EngineGate(mode="bypassPermissions")
-    ctx = ToolContext(root=root)
+    gate = Gate(mode="bypassPermissions")
+    ctx = RunContext(root=root)
     call = _call("write_file", path="../x", content="x")
     assert (await gate.check(call, write_file, ctx)).outcome == "ask"
     gate.remember(call, write_file)
@@ -229,8 +245,8 @@ async def test_remember_cannot_open_the_sandbox(tmp_path: Path) -> None:
 
 
 async def test_save_local_rule_writes_yaml_atomically(tmp_path: Path) -> None:
-    gate = EngineGate(root=tmp_path)
-    ctx = ToolContext(root=tmp_path)
+    gate = Gate(root=tmp_path)
+    ctx = RunContext(root=tmp_path)
     call = _call("bash", command="make check")
     await gate.check(call, bash, ctx)
     gate.remember(call, bash)
@@ -253,23 +269,24 @@ async def test_save_local_rule_writes_yaml_atomically(tmp_path: Path) -> None:
 
 
 async def test_derived_gate_shares_rules(tmp_path: Path) -> None:
-    gate = EngineGate()
-    ctx = ToolContext(root=tmp_path)
+    gate = Gate()
+    ctx = RunContext(root=tmp_path)
     call = _call("bash", command="make lint")
     await gate.check(call, bash, ctx)
     gate.remember(call, bash)
     child = gate.derive(mode="dontAsk")
     assert child.mode == "dontAsk" and gate.mode == "default"
     assert (await child.check(_call("bash", command="make lint"), bash, ctx)).outcome == "allow"
-    assert (await child.check(_call("bash", command="make x"), bash, ctx)).outcome == "allow"
+    # dontAsk never asks: what no rule allows is denied (CONTRACTS), never allowed
+    assert (await child.check(_call("bash", command="make x"), bash, ctx)).outcome == "deny"
     outside = _call("write_file", path="../x", content="")
-    assert (await child.check(outside, write_file, ctx)).outcome == "ask"
+    assert (await child.check(outside, write_file, ctx)).outcome == "deny"
     assert len(child.list_rules()) == len(gate.list_rules())
 
 
 async def test_modes_switch_and_bypass_can_be_disabled(tmp_path: Path) -> None:
-    gate = EngineGate(bypass_disabled=True)
-    ctx = ToolContext(root=tmp_path)
+    gate = Gate(bypass_disabled=True)
+    ctx = RunContext(root=tmp_path)
     call = _call("write_file", path="a.txt", content="x")
     assert (await gate.check(call, write_file, ctx)).outcome == "ask"
     gate.mode = "acceptEdits"
@@ -287,12 +304,13 @@ def test_offered_tools_in_plan_mode() -> None:
     from mewcode_kernel.core.tools.base import Tool
 
     mcp_ro = Tool(name="mcp__s__get", description="", input_schema={}, read_only=True, kind="read",
-                  run=_never, annotations={"readOnlyHint": True})  # fmt: skip
+                  run=_never, family="mcp", annotations={"readOnlyHint": True})  # fmt: skip
     mcp_rw = Tool(
-        name="mcp__s__set", description="", input_schema={}, read_only=True, kind="read", run=_never
-    )
+        name="mcp__s__set", description="", input_schema={}, read_only=True, kind="read",
+        run=_never, family="mcp",
+    )  # fmt: skip
     registry = ToolRegistry([read_file, write_file, bash, mcp_ro, mcp_rw])
-    gate = EngineGate(mode="plan")
+    gate = Gate(mode="plan")
     assert [t.name for t in gate.offered_tools(registry)] == ["read_file", "mcp__s__get"]
     gate.mode = "default"
     assert len(gate.offered_tools(registry)) == 5
@@ -315,14 +333,14 @@ async def test_list_rules_and_for_project(tmp_path: Path) -> None:
     )
     (tmp_path / "lib2").mkdir()
     config = ({"ask": ["Bash(git push:*)"]}, RuleSource(label="~/.mewcode/config.yaml"))
-    gate = EngineGate.for_project(tmp_path, config_permissions=[config], builtin_allow=())
+    gate = Gate.for_project(tmp_path, config_permissions=[config])
     assert gate.mode == "acceptEdits"
     assert [(r.behavior, r.text, r.source.label) for r in gate.list_rules()] == [
         ("deny", "Read(./.env)", str(tmp_path / ".claude" / "settings.json")),
         ("ask", "Bash(git push:*)", "~/.mewcode/config.yaml"),
         ("allow", "Bash(npm test)", str(tmp_path / ".claude" / "settings.json")),
     ]
-    ctx = ToolContext(root=tmp_path)
+    ctx = RunContext(root=tmp_path)
     outside = _call("write_file", path="lib2/x.py", content="")
     assert (await gate.check(outside, write_file, ctx)).outcome == "allow"
 
@@ -331,10 +349,10 @@ async def test_audit_records(tmp_path: Path) -> None:
     seen: list[AuditRecord] = []
     rules = RuleSet()
     rules.add_text("Bash(curl:*)", "deny", RuleSource(label="team.yaml"))
-    gate = EngineGate(rules=rules, on_audit=seen.append)
+    gate = Gate(rules=rules, on_audit=seen.append)
     secret = "curl -H 'Authorization: Bearer abcdefghijklmnop' https://u:pw@x.example?token=1"
     call = _call("bash", command=secret)
-    decision = await gate.check(call, bash, ToolContext(root=tmp_path))
+    decision = await gate.check(call, bash, RunContext(root=tmp_path))
     assert decision.outcome == "deny"
     assert decision.decided_by == "deny rule Bash(curl:*) (team.yaml)"
     record = seen[0]
@@ -343,7 +361,7 @@ async def test_audit_records(tmp_path: Path) -> None:
     assert data["rules"] == [{"rule": "Bash(curl:*)", "source": "team.yaml"}]
     assert "abcdefghijklmnop" not in record.to_json() and ":pw@" not in record.to_json()
     write = _call("write_file", path="a.txt", content="TOP SECRET " * 50)
-    await gate.check(write, write_file, ToolContext(root=tmp_path))
+    await gate.check(write, write_file, RunContext(root=tmp_path))
     assert seen[1].input_summary == "path=a.txt content=<550 chars>"
     assert redact("export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz") == "export GITHUB_TOKEN=***"
 
@@ -351,9 +369,9 @@ async def test_audit_records(tmp_path: Path) -> None:
 # ---- end to end through the agent loop ------------------------------------------------------
 
 
-def _agent(root: Path, model: ScriptedModel, gate: EngineGate, **kw: Any) -> Agent:
+def _agent(root: Path, model: ScriptedModel, gate: Gate, **kw: Any) -> Agent:
     tools = ToolRegistry([read_file, write_file, bash])
-    return Agent(provider=model, tools=tools, ctx=ToolContext(root=root), gate=gate, **kw)
+    return Agent(provider=model, tools=tools, ctx=RunContext(root=root), gate=gate, **kw)
 
 
 @pytest.mark.parametrize("mode", ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"])
@@ -363,7 +381,7 @@ async def test_write_outside_root_is_refused_in_every_mode(tmp_path: Path, mode:
     model = ScriptedModel(
         [reply(tool_call("write_file", {"path": "../escape.txt", "content": "x"})), reply("ok")]
     )
-    await collect(_agent(root, model, EngineGate(mode=mode)).run(Conversation(), "go"))  # type: ignore[arg-type]
+    await collect(_agent(root, model, Gate(mode=mode)).run(Conversation(), "go"))  # type: ignore[arg-type]
     assert not (tmp_path / "escape.txt").exists()
     result = model.requests[1].messages[-1].tool_results[0]
     assert result.is_error and (
@@ -374,7 +392,7 @@ async def test_write_outside_root_is_refused_in_every_mode(tmp_path: Path, mode:
 async def test_unapproved_bash_does_not_run_headless(tmp_path: Path) -> None:
     RAN.clear()
     model = ScriptedModel([reply(tool_call("bash", {"command": "make deploy"})), reply("ok")])
-    events = await collect(_agent(tmp_path, model, EngineGate()).run(Conversation(), "go"))
+    events = await collect(_agent(tmp_path, model, Gate()).run(Conversation(), "go"))
     assert RAN == []
     decided = [e for e in events if isinstance(e, PermissionDecided)]
     assert decided[0].outcome == "ask" and "no rule allows `make deploy`" in decided[0].reason
@@ -397,7 +415,7 @@ async def test_always_allow_through_the_loop(tmp_path: Path) -> None:
         asked.append(req.reason)
         return ApprovalAnswer(allow=True, always=True)
 
-    gate = EngineGate()
+    gate = Gate()
     await collect(_agent(tmp_path, model, gate, approval_handler=always).run(Conversation(), "go"))
     assert len(asked) == 1 and RAN == ["npm test", "npm test"]
     assert [r.text for r in gate.rules if r.source == SESSION] == ["Bash(npm test)"]

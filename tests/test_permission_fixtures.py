@@ -11,12 +11,12 @@ import pytest
 
 from mewcode_kernel.core.messages import ToolUseBlock
 from mewcode_kernel.core.permission import (
-    EngineGate,
+    Gate,
     RuleSet,
     load_claude_settings,
     load_project_settings,
 )
-from mewcode_kernel.core.tools.base import Tool, ToolContext
+from mewcode_kernel.core.tools import RunContext, Tool, bash
 from tests._fixtures import FIXTURES
 
 CONFIGS = FIXTURES / "configs"
@@ -42,25 +42,26 @@ def test_settings_file_is_accepted_or_reported(path: Path) -> None:
     assert all(r.source.path == path for r in loaded.rules)
 
 
-async def _decide(gate: EngineGate, tool: Tool, args: dict[str, object], root: Path) -> str:
+async def _decide(gate: Gate, tool: Tool, args: dict[str, object], root: Path) -> str:
     call = ToolUseBlock(id="c1", name=tool.name, input=args)
-    return (await gate.check(call, tool, ToolContext(root=root))).outcome
+    return (await gate.check(call, tool, RunContext(root=root))).outcome
 
 
-async def _never(ctx: ToolContext, args: dict[str, object]) -> str:
+async def _never(ctx: RunContext, args: dict[str, object]) -> str:
     raise AssertionError
 
 
-BASH = Tool(name="bash", description="", input_schema={}, read_only=False, kind="exec", run=_never)
+BASH = bash
 SKILL = Tool(
-    name="load_skill", description="", input_schema={}, read_only=False, kind="other", run=_never
-)
+    name="load_skill", description="", input_schema={}, read_only=False, kind="other",
+    run=_never, family="skill", rule_names=frozenset({"Skill"}), subject_arg="name",
+)  # fmt: skip
 
 
-def _gate_for(repo: str, tmp_path: Path) -> EngineGate:
+def _gate_for(repo: str, tmp_path: Path) -> Gate:
     path = next(p for p in SETTINGS if p.relative_to(CONFIGS).parts[0] == repo)
     loaded = load_claude_settings(path, project_root=tmp_path)
-    return EngineGate(rules=RuleSet(loaded.rules), builtin_allow=())
+    return Gate(rules=RuleSet(loaded.rules))
 
 
 async def test_pydantic_ai_rules_behave(tmp_path: Path) -> None:

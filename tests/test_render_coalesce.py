@@ -6,6 +6,7 @@ from __future__ import annotations
 from magics._live.blocks import LineBlocks, MarkdownBlocks
 from magics._live.coalesce import Painter
 from magics._live.fmt import duration, key_argument, truncate
+from mewcode_kernel.core.tools import bash, write_file
 
 
 class Counter:
@@ -156,9 +157,9 @@ def test_line_blocks_split_plain_text_at_line_ends() -> None:
 
 
 def test_formatting_helpers() -> None:
-    assert key_argument("write_file", {"path": "a.txt", "content": "x"}) == "a.txt"
-    assert key_argument("bash", {"command": "pytest -q\nsecond line"}) == "pytest -q"
-    assert key_argument("mcp__gh__search", {"limit": 3, "q": "bug"}) == "bug"
-    assert key_argument("TaskList", {}) == ""
+    assert key_argument(write_file, {"path": "a.txt", "content": "x"}) == "a.txt"
+    assert key_argument(bash, {"command": "pytest -q\nsecond line"}) == "pytest -q"
+    assert key_argument(None, {"limit": 3, "q": "bug"}) == "bug"  # a tool the session lacks
+    assert key_argument(None, {}) == ""
     assert truncate("x" * 100, 50).endswith("(50 more characters)")
     assert duration(0.012) == "12 ms" and duration(1.25) == "1.2 s" and duration(125) == "2 min 5 s"

@@ -12,9 +12,9 @@ import pytest
 from magics.render_text import TextRenderer, parse_answer, tool_summary
 from magics.turn import approval_handler_for, drive_turn
 from mewcode_kernel.core import AgentSession
-from mewcode_kernel.core.agent import ApprovalAnswer, ApprovalRequest
 from mewcode_kernel.core.config import load_config
 from mewcode_kernel.core.messages import ToolUseBlock
+from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
 from mewcode_kernel.core.pricing import estimate_cost, price_of
 from mewcode_kernel.core.usage import Usage
 from mewcode_kernel.testing import ScriptedModel, reply, tool_call

@@ -13,12 +13,12 @@ import pytest
 from mewcode_kernel.core.errors import ConfigError, ReplayMismatch
 from mewcode_kernel.core.events import ResponseDone, RetryScheduled
 from mewcode_kernel.core.messages import ToolResultBlock, user
-from mewcode_kernel.core.providers._cassette import Cassette, json_diff, scrub
 from mewcode_kernel.core.providers._retry import RetryPolicy
 from mewcode_kernel.core.providers.anthropic import AnthropicProvider
 from mewcode_kernel.core.providers.base import ModelRequest, ToolSpec
 from mewcode_kernel.core.providers.openai import OpenAIProvider
-from mewcode_kernel.core.providers.replay import (
+from mewcode_kernel.core.providers.recording.cassette import Cassette, json_diff, scrub
+from mewcode_kernel.core.providers.recording.replay import (
     DEMO_CASSETTE,
     RecordingTransport,
     ReplayProvider,
@@ -388,7 +388,7 @@ async def test_mismatch_surfaces_for_both_protocols(
 
 def test_replay_notice_says_why_only_for_the_default_offline_provider(tmp_path: Path) -> None:
     from mewcode_kernel.core import open_session
-    from mewcode_kernel.core.providers.replay import DEMO_CASSETTE
+    from mewcode_kernel.core.providers.recording.replay import DEMO_CASSETTE
 
     offline = open_session(tmp_path, home=tmp_path / "home", env={})
     chosen = open_session(

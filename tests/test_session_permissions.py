@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from mewcode_kernel.core import AgentSession
-from mewcode_kernel.core.agent import ApprovalAnswer, ApprovalRequest
 from mewcode_kernel.core.config import load_config
 from mewcode_kernel.core.events import Notice, PermissionDecided, TurnDone
-from mewcode_kernel.core.permission import MODES
+from mewcode_kernel.core.permission import MODES, ApprovalAnswer, ApprovalRequest
 from mewcode_kernel.testing import ScriptedModel, collect, reply, tool_call
 
 
@@ -166,3 +165,48 @@ async def test_mode_switch_during_session(tmp_path: Path) -> None:
     assert (tmp_path / "a.txt").read_text() == "2"
     with pytest.raises(ValueError):
         s.mode = "yolo"
+
+
+async def test_permissions_command_lists_rules_with_their_files(tmp_path: Path) -> None:
+    from mewcode_kernel.core.commands import run_command
+
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Read(./secrets/**)"], "allow": ["Bash(ls)"]}})
+    )
+    s = session(tmp_path, ScriptedModel([]))
+    result = await run_command(s, "/permissions")
+    lines = result.markdown.splitlines()
+    assert lines[0] == "Permission mode: **default**."
+    assert "| rule | effect | from |" in lines
+    settings = tmp_path / ".claude" / "settings.json"
+    assert f"| `Read(./secrets/**)` | deny | {settings} ({settings}) |" in lines
+    assert f"| `Bash(ls)` | allow | {settings} ({settings}) |" in lines
+    assert result.data == ["Read(./secrets/**)", "Bash(ls)"]
+
+
+async def test_dont_ask_never_turns_an_ask_into_an_allow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under /mode dontAsk with MEWCODE_HEADLESS_APPROVAL=allow, what would ask
+    is denied: nothing is written, nothing runs, and the model is told why."""
+    from mewcode_kernel.core.commands import run_command
+
+    monkeypatch.setenv("MEWCODE_HEADLESS_APPROVAL", "allow")
+    model = ScriptedModel(
+        [
+            reply(
+                tool_call("write_file", {"path": "a.txt", "content": "x"}),
+                tool_call("bash", {"command": "touch ran.txt"}),
+            ),
+            reply("ok"),
+        ]
+    )
+    s = session(tmp_path, model)
+    assert (await run_command(s, "/mode dontAsk")).data == "dontAsk"
+    events = await collect(s.run("go"))
+    assert not (tmp_path / "a.txt").exists() and not (tmp_path / "ran.txt").exists()
+    results = model.requests[1].messages[-1].tool_results
+    assert all(r.is_error and "dontAsk mode never asks" in r.content for r in results)
+    decided = [e for e in events if isinstance(e, PermissionDecided)]
+    assert [d.outcome for d in decided] == ["deny", "deny"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mewcode_kernel.core.errors import ToolError
-from mewcode_kernel.core.tools import ToolContext, bash
+from mewcode_kernel.core.tools import RunContext, bash
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="process checks read /proc"
@@ -19,11 +19,11 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(root=tmp_path)
+def ctx(tmp_path: Path) -> RunContext:
+    return RunContext(root=tmp_path)
 
 
-async def run(ctx: ToolContext, command: str, **args: object) -> str:
+async def run(ctx: RunContext, command: str, **args: object) -> str:
     return await bash.call(ctx, {"command": command, **args})
 
 
@@ -60,7 +60,7 @@ async def wait_for_fifo(path: Path, bound: float = 30.0) -> bytes:
         os.close(fd)
 
 
-async def test_output_and_exit_code(ctx: ToolContext) -> None:
+async def test_output_and_exit_code(ctx: RunContext) -> None:
     assert await run(ctx, "echo hello; echo oops >&2") == "hello\noops\nexit code: 0"
     out = await run(ctx, "echo partial; exit 3")
     assert out == "partial\nexit code: 3 (FAILED)"
@@ -68,12 +68,12 @@ async def test_output_and_exit_code(ctx: ToolContext) -> None:
     assert "killed by SIGKILL" in await run(ctx, "kill -9 $$")
 
 
-async def test_runs_in_root_without_stdin(ctx: ToolContext) -> None:
+async def test_runs_in_root_without_stdin(ctx: RunContext) -> None:
     out = await run(ctx, "pwd; cat; echo after-cat")
     assert out == f"{ctx.root}\nafter-cat\nexit code: 0"
 
 
-async def test_secrets_are_not_passed_on(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_secrets_are_not_passed_on(ctx: RunContext, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
     monkeypatch.setenv("MY_SERVICE_API_KEY", "sk-other")
     monkeypatch.setenv("MEWCODE_HARMLESS", "visible")
@@ -82,7 +82,7 @@ async def test_secrets_are_not_passed_on(ctx: ToolContext, monkeypatch: pytest.M
     assert "MEWCODE_HARMLESS=visible" in out
 
 
-async def test_long_output_keeps_head_and_tail(ctx: ToolContext) -> None:
+async def test_long_output_keeps_head_and_tail(ctx: RunContext) -> None:
     out = await run(ctx, "seq 1 200000")
     lines = out.splitlines()
     assert lines[:3] == ["1", "2", "3"]
@@ -91,7 +91,7 @@ async def test_long_output_keeps_head_and_tail(ctx: ToolContext) -> None:
     assert len(out) < 32_000
 
 
-async def test_timeout_kills_the_whole_group(ctx: ToolContext) -> None:
+async def test_timeout_kills_the_whole_group(ctx: RunContext) -> None:
     command = "echo $$ > sh.pid; sleep 300 & echo $! > bg.pid; echo started; sleep 300"
     with pytest.raises(ToolError) as exc:
         await run(ctx, command, timeout=1.5)
@@ -99,7 +99,7 @@ async def test_timeout_kills_the_whole_group(ctx: ToolContext) -> None:
     assert not any(alive(p) for p in pids(ctx.root, "sh.pid", "bg.pid"))
 
 
-async def test_cancel_kills_the_whole_group(ctx: ToolContext) -> None:
+async def test_cancel_kills_the_whole_group(ctx: RunContext) -> None:
     fifo = ctx.root / "ready"
     os.mkfifo(fifo)
     command = (
@@ -129,7 +129,7 @@ def running_with_arg(marker: str) -> list[int]:
     return found
 
 
-async def test_cancel_at_any_point_leaves_nothing(ctx: ToolContext) -> None:
+async def test_cancel_at_any_point_leaves_nothing(ctx: RunContext) -> None:
     # cancel after 0, 1, 2, ... turns of the event loop: before the spawn,
     # during it, and while the command runs
     for turns in range(15):
@@ -143,14 +143,14 @@ async def test_cancel_at_any_point_leaves_nothing(ctx: ToolContext) -> None:
         assert running_with_arg(marker) == [], turns
 
 
-async def test_background_leftovers_are_stopped(ctx: ToolContext) -> None:
+async def test_background_leftovers_are_stopped(ctx: RunContext) -> None:
     out = await run(ctx, "sleep 300 & echo $! > bg.pid; echo done")
     assert out.startswith("done\n") and "background processes" in out
     assert out.endswith("exit code: 0")
     assert not alive(pids(ctx.root, "bg.pid")[0])
 
 
-async def test_timeout_limits(ctx: ToolContext) -> None:
+async def test_timeout_limits(ctx: RunContext) -> None:
     out = await run(ctx, "echo ok", timeout=5000)
     assert "above the maximum; used 600s" in out and out.endswith("exit code: 0")
     for bad in ({"command": "x", "timeout": 0}, {"command": "x", "timeout": "soon"}, {}):

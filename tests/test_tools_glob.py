@@ -8,18 +8,18 @@ from pathlib import Path
 import pytest
 
 from mewcode_kernel.core.errors import ToolError
-from mewcode_kernel.core.tools import ToolContext, glob
+from mewcode_kernel.core.tools import RunContext, glob
 from mewcode_kernel.core.tools.glob_tool import MAX_RESULTS
 
 from ._ignore_tree import build
 
 
 @pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(root=tmp_path)
+def ctx(tmp_path: Path) -> RunContext:
+    return RunContext(root=tmp_path)
 
 
-async def run(ctx: ToolContext, pattern: str, **args: object) -> list[str]:
+async def run(ctx: RunContext, pattern: str, **args: object) -> list[str]:
     out = await glob.call(ctx, {"pattern": pattern, **args})
     return out.splitlines()
 
@@ -32,7 +32,7 @@ def touch(root: Path, rel: str, mtime: float | None = None) -> None:
         os.utime(p, (mtime, mtime))
 
 
-async def test_star_stays_in_one_level_and_double_star_recurses(ctx: ToolContext) -> None:
+async def test_star_stays_in_one_level_and_double_star_recurses(ctx: RunContext) -> None:
     for rel in ("a.py", "src/b.py", "src/pkg/c.py", "src/pkg/d.ts", ".hidden.py"):
         touch(ctx.root, rel)
     assert set(await run(ctx, "*.py")) == {"a.py", ".hidden.py"}
@@ -44,14 +44,14 @@ async def test_star_stays_in_one_level_and_double_star_recurses(ctx: ToolContext
     assert set(await run(ctx, "./src/pkg/c.py")) == {"src/pkg/c.py"}
 
 
-async def test_newest_first(ctx: ToolContext) -> None:
+async def test_newest_first(ctx: RunContext) -> None:
     touch(ctx.root, "old.txt", 1_000_000)
     touch(ctx.root, "new.txt", 3_000_000)
     touch(ctx.root, "sub/mid.txt", 2_000_000)
     assert await run(ctx, "**/*.txt") == ["new.txt", "sub/mid.txt", "old.txt"]
 
 
-async def test_respects_gitignore_and_skips_git(ctx: ToolContext) -> None:
+async def test_respects_gitignore_and_skips_git(ctx: RunContext) -> None:
     build(ctx.root)
     (ctx.root / ".git").mkdir()
     (ctx.root / ".git" / "config").write_text("x")
@@ -63,7 +63,7 @@ async def test_respects_gitignore_and_skips_git(ctx: ToolContext) -> None:
     assert set(await run(ctx, "**/*.log")) == {"keep.log", "sub/x.log"}
 
 
-async def test_results_are_capped_with_a_note(ctx: ToolContext) -> None:
+async def test_results_are_capped_with_a_note(ctx: RunContext) -> None:
     for i in range(MAX_RESULTS + 5):
         touch(ctx.root, f"f{i:03}.txt", 1_000_000 + i)
     lines = await run(ctx, "*.txt")
@@ -74,17 +74,17 @@ async def test_results_are_capped_with_a_note(ctx: ToolContext) -> None:
     )
 
 
-async def test_absolute_pattern_and_paths_outside_root(ctx: ToolContext, tmp_path: Path) -> None:
+async def test_absolute_pattern_and_paths_outside_root(ctx: RunContext, tmp_path: Path) -> None:
     other = tmp_path / "outside"
     touch(other, "x/y.md")
     project = tmp_path / "project"
     project.mkdir()
-    inner = ToolContext(root=project)
+    inner = RunContext(root=project)
     assert await run(inner, f"{other}/**/*.md") == [str(other / "x" / "y.md")]
     assert await run(inner, "**/*.md", path=str(other)) == [str(other / "x" / "y.md")]
 
 
-async def test_no_match_and_bad_input(ctx: ToolContext) -> None:
+async def test_no_match_and_bad_input(ctx: RunContext) -> None:
     touch(ctx.root, "a.txt")
     assert (await run(ctx, "*.rs")) == ["No files found matching '*.rs'."]
     with pytest.raises(ToolError, match="directory not found: nope"):

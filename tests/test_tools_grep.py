@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from mewcode_kernel.core.errors import ToolError
-from mewcode_kernel.core.tools import ToolContext, grep
+from mewcode_kernel.core.tools import RunContext, grep
 from mewcode_kernel.core.tools.grep_tool import run_grep
 
 from ._ignore_tree import build
@@ -20,11 +20,11 @@ needs_rg = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep (rg) i
 
 
 @pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(root=tmp_path)
+def ctx(tmp_path: Path) -> RunContext:
+    return RunContext(root=tmp_path)
 
 
-async def run(ctx: ToolContext, **args: object) -> str:
+async def run(ctx: RunContext, **args: object) -> str:
     return await grep.call(ctx, dict(args))
 
 
@@ -35,7 +35,7 @@ def write(root: Path, rel: str, text: str) -> None:
 
 
 @pytest.fixture
-def small(ctx: ToolContext) -> ToolContext:
+def small(ctx: RunContext) -> RunContext:
     write(ctx.root, "b.py", "import os\nx = 1\ndef main():\n    os.exit(0)\n")
     write(ctx.root, "a/c.py", "def helper():\n    pass\n\n\n\ndef main():\n    helper()\n")
     write(ctx.root, "notes.md", "# main points\n")
@@ -45,16 +45,16 @@ def small(ctx: ToolContext) -> ToolContext:
     return ctx
 
 
-async def test_files_with_matches_sorted_by_path(small: ToolContext) -> None:
+async def test_files_with_matches_sorted_by_path(small: RunContext) -> None:
     assert await run(small, pattern="main") == "Found 3 files\na/c.py\nb.py\nnotes.md"
 
 
-async def test_content_mode(small: ToolContext) -> None:
+async def test_content_mode(small: RunContext) -> None:
     out = await run(small, pattern=r"def \w+\(", output_mode="content")
     assert out == "a/c.py:1:def helper():\na/c.py:6:def main():\nb.py:3:def main():"
 
 
-async def test_content_with_context_draws_separators(small: ToolContext) -> None:
+async def test_content_with_context_draws_separators(small: RunContext) -> None:
     out = await run(small, pattern="def main", output_mode="content", context=1, glob="*.py")
     assert out.splitlines() == [
         "a/c.py-5-",
@@ -67,12 +67,12 @@ async def test_content_with_context_draws_separators(small: ToolContext) -> None
     ]
 
 
-async def test_count_mode(small: ToolContext) -> None:
+async def test_count_mode(small: RunContext) -> None:
     out = await run(small, pattern="main|helper", output_mode="count")
     assert out == "a/c.py:3\nb.py:1\nnotes.md:1\n\nFound 5 matching lines in 3 files"
 
 
-async def test_case_glob_path_and_single_file(small: ToolContext) -> None:
+async def test_case_glob_path_and_single_file(small: RunContext) -> None:
     assert await run(small, pattern="IMPORT", case_insensitive=True) == "Found 1 file\nb.py"
     assert await run(small, pattern="IMPORT") == "No matches found."
     assert await run(small, pattern="main", glob="*.md") == "Found 1 file\nnotes.md"
@@ -84,7 +84,7 @@ async def test_case_glob_path_and_single_file(small: ToolContext) -> None:
     assert await run(small, pattern="main", path="skip.log") == "Found 1 file\nskip.log"
 
 
-async def test_head_limit_and_default_caps(ctx: ToolContext) -> None:
+async def test_head_limit_and_default_caps(ctx: RunContext) -> None:
     for i in range(250):
         write(ctx.root, f"f{i:03}.txt", "needle\n" * 3)
     out = await run(ctx, pattern="needle")
@@ -100,7 +100,7 @@ async def test_head_limit_and_default_caps(ctx: ToolContext) -> None:
     assert "showing 4 of 750 lines" in out
 
 
-async def test_python_only_syntax_and_long_lines(small: ToolContext) -> None:
+async def test_python_only_syntax_and_long_lines(small: RunContext) -> None:
     assert await run(small, pattern=r"def (?=main)") == "Found 2 files\na/c.py\nb.py"
     assert (
         await run(small, pattern=r"(o)s\.\w+\(\d\)", output_mode="count")
@@ -111,7 +111,7 @@ async def test_python_only_syntax_and_long_lines(small: ToolContext) -> None:
     assert out.startswith("wide.js:1:var a='zzz") and out.endswith("… [2009 chars]")
 
 
-async def test_bad_input(small: ToolContext) -> None:
+async def test_bad_input(small: RunContext) -> None:
     with pytest.raises(ToolError, match="invalid regular expression '\\(unclosed'"):
         await run(small, pattern="(unclosed")
     with pytest.raises(ToolError, match="path not found: nope"):
@@ -156,7 +156,7 @@ QUERIES: list[dict[str, Any]] = [
 
 @needs_rg
 @pytest.mark.parametrize("as_repo", [False, True], ids=["plain-dir", "git-repo"])
-async def test_engines_agree(ctx: ToolContext, as_repo: bool) -> None:
+async def test_engines_agree(ctx: RunContext, as_repo: bool) -> None:
     build(ctx.root)
     if as_repo:
         (ctx.root / ".git").mkdir()
@@ -181,7 +181,7 @@ async def test_engines_agree_below_a_repo_top(tmp_path: Path) -> None:
     project.mkdir()
     build(project)
     (project / "x.gen").write_text("hello\n")
-    ctx = ToolContext(root=project)
+    ctx = RunContext(root=project)
     for query in QUERIES[:3]:
         with_rg = await run_grep(ctx, use_rg=True, **query)
         pure = await run_grep(ctx, use_rg=False, **query)
@@ -190,7 +190,7 @@ async def test_engines_agree_below_a_repo_top(tmp_path: Path) -> None:
 
 
 @needs_rg
-async def test_rg_falls_back_to_python_for_syntax_it_lacks(small: ToolContext) -> None:
+async def test_rg_falls_back_to_python_for_syntax_it_lacks(small: RunContext) -> None:
     for pattern in (r"(d)\1*ef main", r"def (?=main)", r"(?<=def )main"):
         result = await run_grep(small, pattern, use_rg=None)
         assert result.engine == "python" and set(result.counts) == {"a/c.py", "b.py"}, pattern
@@ -201,7 +201,7 @@ async def test_rg_falls_back_to_python_for_syntax_it_lacks(small: ToolContext) -
     assert (await run_grep(small, "main")).engine == "rg"
 
 
-async def test_python_engine_line_semantics(ctx: ToolContext) -> None:
+async def test_python_engine_line_semantics(ctx: RunContext) -> None:
     write(ctx.root, "t.txt", "alpha\nbeta\n\ngamma")
     result = await run_grep(ctx, "^$|a$", output_mode="content", use_rg=False)
     assert result.lines == {
@@ -248,7 +248,7 @@ def naive_counts(root: Path, pattern: str, ignore_case: bool) -> dict[str, int]:
     ],
 )
 async def test_python_engine_matches_a_naive_line_scan(
-    ctx: ToolContext, pattern: str, ignore_case: bool
+    ctx: RunContext, pattern: str, ignore_case: bool
 ) -> None:
     write(ctx.root, "a.txt", "\u212aİSS here\nki\u017fs\nnothing\nTODO: x\nxy\nfoo\n  bar\n")
     write(ctx.root, "b.txt", "raise ValueError\nan error\nerror error\nSTRASSE straße\n")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mewcode_kernel.core.tools._globpat import GlobError, expand_braces, translate
-from mewcode_kernel.core.tools._ignore import SearchScope, parse_gitignore, walk_files
+from mewcode_kernel.core.tools.search.globpat import GlobError, expand_braces, translate
+from mewcode_kernel.core.tools.search.ignore import SearchScope, parse_gitignore, walk_files
 
 from ._ignore_tree import build, git_visible
 

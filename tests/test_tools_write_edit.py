@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from mewcode_kernel.core.errors import ToolError
-from mewcode_kernel.core.tools import ToolContext, edit_file, write_file
+from mewcode_kernel.core.tools import RunContext, edit_file, write_file
 
 
 @pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(root=tmp_path)
+def ctx(tmp_path: Path) -> RunContext:
+    return RunContext(root=tmp_path)
 
 
 def _umask() -> int:
@@ -26,7 +26,7 @@ def _umask() -> int:
 # -- write_file ---------------------------------------------------------------
 
 
-async def test_write_creates_parents_and_reports(ctx: ToolContext) -> None:
+async def test_write_creates_parents_and_reports(ctx: RunContext) -> None:
     out = await write_file.call(ctx, {"path": "a/b/c.txt", "content": "one\ntwo\n"})
     assert out == "Created a/b/c.txt (2 lines, 8 bytes)."
     target = ctx.root / "a" / "b" / "c.txt"
@@ -35,7 +35,7 @@ async def test_write_creates_parents_and_reports(ctx: ToolContext) -> None:
     assert [p.name for p in target.parent.iterdir()] == ["c.txt"]  # no temp file left
 
 
-async def test_overwrite_keeps_mode_and_replaces_atomically(ctx: ToolContext) -> None:
+async def test_overwrite_keeps_mode_and_replaces_atomically(ctx: RunContext) -> None:
     target = ctx.root / "run.sh"
     target.write_text("echo old\n")
     target.chmod(0o750)
@@ -48,7 +48,7 @@ async def test_overwrite_keeps_mode_and_replaces_atomically(ctx: ToolContext) ->
     assert (ctx.root / "old-link").read_text() == "echo old\n"
 
 
-async def test_write_refuses_directories_and_file_parents(ctx: ToolContext) -> None:
+async def test_write_refuses_directories_and_file_parents(ctx: RunContext) -> None:
     (ctx.root / "d").mkdir()
     (ctx.root / "f").write_text("x")
     with pytest.raises(ToolError, match="is a directory"):
@@ -64,11 +64,11 @@ async def test_write_refuses_directories_and_file_parents(ctx: ToolContext) -> N
 SOURCE = "def f():\n    return 1\n\n\ndef g():\n    return 2\n"
 
 
-async def edit(ctx: ToolContext, **args: object) -> str:
+async def edit(ctx: RunContext, **args: object) -> str:
     return await edit_file.call(ctx, {"path": "m.py", **args})
 
 
-async def test_single_replacement_shows_snippet(ctx: ToolContext) -> None:
+async def test_single_replacement_shows_snippet(ctx: RunContext) -> None:
     (ctx.root / "m.py").write_text(SOURCE)
     out = await edit(ctx, old_string="    return 2", new_string="    return 20")
     assert (ctx.root / "m.py").read_text() == SOURCE.replace("return 2", "return 20")
@@ -76,21 +76,21 @@ async def test_single_replacement_shows_snippet(ctx: ToolContext) -> None:
     assert "     6\t    return 20" in out and "     3\t" in out
 
 
-async def test_ambiguous_match_lists_lines(ctx: ToolContext) -> None:
+async def test_ambiguous_match_lists_lines(ctx: RunContext) -> None:
     (ctx.root / "m.py").write_text(SOURCE)
     with pytest.raises(ToolError, match=r"occurs 2 times in m.py \(at lines 2, 6\).*replace_all"):
         await edit(ctx, old_string="    return", new_string="    yield")
     assert (ctx.root / "m.py").read_text() == SOURCE
 
 
-async def test_replace_all(ctx: ToolContext) -> None:
+async def test_replace_all(ctx: RunContext) -> None:
     (ctx.root / "m.py").write_text(SOURCE)
     out = await edit(ctx, old_string="return", new_string="yield", replace_all=True)
     assert (ctx.root / "m.py").read_text() == SOURCE.replace("return", "yield")
     assert "replaced 2 occurrences (now at lines 2, 6)" in out
 
 
-async def test_whitespace_mismatch_points_at_the_lines(ctx: ToolContext) -> None:
+async def test_whitespace_mismatch_points_at_the_lines(ctx: RunContext) -> None:
     (ctx.root / "m.py").write_text(SOURCE)
     with pytest.raises(ToolError) as exc:
         await edit(ctx, old_string="def g():\n  return 2", new_string="x")
@@ -99,7 +99,7 @@ async def test_whitespace_mismatch_points_at_the_lines(ctx: ToolContext) -> None
     assert "     6\t    return 2" in msg
 
 
-async def test_near_miss_shows_closest_text(ctx: ToolContext) -> None:
+async def test_near_miss_shows_closest_text(ctx: RunContext) -> None:
     (ctx.root / "m.py").write_text(SOURCE)
     with pytest.raises(ToolError, match=r"closest text is at line 5:\n     5\tdef g\(\):"):
         await edit(ctx, old_string="def gg():\n    return 2", new_string="x")
@@ -107,19 +107,19 @@ async def test_near_miss_shows_closest_text(ctx: ToolContext) -> None:
         await edit(ctx, old_string="completely unrelated", new_string="x")
 
 
-async def test_line_number_prefixes_are_diagnosed(ctx: ToolContext) -> None:
+async def test_line_number_prefixes_are_diagnosed(ctx: RunContext) -> None:
     (ctx.root / "m.py").write_text(SOURCE)
     with pytest.raises(ToolError, match="line-number prefixes"):
         await edit(ctx, old_string="     2\t    return 1", new_string="x")
 
 
-async def test_identical_strings_are_refused(ctx: ToolContext) -> None:
+async def test_identical_strings_are_refused(ctx: RunContext) -> None:
     (ctx.root / "m.py").write_text(SOURCE)
     with pytest.raises(ToolError, match="identical"):
         await edit(ctx, old_string="f", new_string="f")
 
 
-async def test_empty_old_string_creates_a_file(ctx: ToolContext) -> None:
+async def test_empty_old_string_creates_a_file(ctx: RunContext) -> None:
     out = await edit_file.call(ctx, {"path": "new/x.py", "old_string": "", "new_string": "a = 1\n"})
     assert (ctx.root / "new" / "x.py").read_text() == "a = 1\n"
     assert out.startswith("Created new/x.py.") and "     1\ta = 1" in out
@@ -127,18 +127,18 @@ async def test_empty_old_string_creates_a_file(ctx: ToolContext) -> None:
         await edit_file.call(ctx, {"path": "new/x.py", "old_string": "", "new_string": "b"})
 
 
-async def test_missing_file(ctx: ToolContext) -> None:
+async def test_missing_file(ctx: RunContext) -> None:
     with pytest.raises(ToolError, match=r"file not found: m.py.*write_file"):
         await edit(ctx, old_string="a", new_string="b")
 
 
-async def test_crlf_file_matches_lf_old_string(ctx: ToolContext) -> None:
+async def test_crlf_file_matches_lf_old_string(ctx: RunContext) -> None:
     (ctx.root / "m.py").write_bytes(b"a = 1\r\nb = 2\r\nc = 3\r\n")
     await edit(ctx, old_string="a = 1\nb = 2", new_string="a = 10\nb = 20")
     assert (ctx.root / "m.py").read_bytes() == b"a = 10\r\nb = 20\r\nc = 3\r\n"
 
 
-async def test_edit_keeps_mode_and_refuses_binary(ctx: ToolContext) -> None:
+async def test_edit_keeps_mode_and_refuses_binary(ctx: RunContext) -> None:
     target = ctx.root / "m.py"
     target.write_text(SOURCE)
     target.chmod(0o700)

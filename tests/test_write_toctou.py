@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from mewcode_kernel.core.agent import Agent, ApprovalAnswer, ApprovalRequest
+from mewcode_kernel.core.agent import Agent
 from mewcode_kernel.core.conversation import Conversation
-from mewcode_kernel.core.permission import EngineGate
-from mewcode_kernel.core.tools import ToolContext, ToolRegistry, builtin_tools
+from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest, Gate
+from mewcode_kernel.core.tools import RunContext, ToolRegistry, builtin_tools
 from mewcode_kernel.testing import ScriptedModel, collect, reply, tool_call
 
 
@@ -20,8 +20,8 @@ def make_agent(root: Path, model: ScriptedModel, **kw) -> Agent:
     return Agent(
         provider=model,
         tools=ToolRegistry(builtin_tools()),
-        ctx=ToolContext(root=root),
-        gate=EngineGate(root=root, mode=mode),
+        ctx=RunContext(root=root),
+        gate=Gate(root=root, mode=mode),
         **kw,
     )
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from mewcode_kernel.core.agent import ApprovalAnswer, ApprovalRequest
+from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
 
 from .fmt import COLORS, MUTED, esc, key_argument, pre, pretty_json
 
@@ -28,7 +28,7 @@ class ApprovalCard:
         self, request: ApprovalRequest, on_answer: Callable[[ApprovalAnswer], Any]
     ) -> None:
         call = request.call
-        arg = key_argument(call.name, call.input, limit=120)
+        arg = key_argument(request.tool, call.input, limit=120)
         self.request = request
         self.answer: ApprovalAnswer | None = None
         self._on_answer = on_answer

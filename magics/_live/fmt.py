@@ -11,6 +11,7 @@ import json
 from html import escape
 from typing import Any
 
+from mewcode_kernel.core.tools import Tool
 from mewcode_kernel.core.usage import Usage
 
 __all__ = [
@@ -37,29 +38,16 @@ COLORS = {
     "muted": "var(--jp-ui-font-color2,#666)",
 }
 
-# The argument that says the most about a call, by tool and then in general.
-_KEY_ARGS = {
-    "read_file": "path",
-    "write_file": "path",
-    "edit_file": "path",
-    "bash": "command",
-    "glob": "pattern",
-    "grep": "pattern",
-    "load_skill": "name",
-    "install_skill": "url",
-    "Agent": "description",
-    "TaskGet": "task_id",
-    "TaskStop": "task_id",
-    "SendMessage": "name",
-}
+# For a tool the session does not know (a call the model made up): the
+# arguments that usually say the most.
 _GENERIC_KEYS = ("path", "file_path", "command", "pattern", "url", "query", "name", "description")
 
 
-def key_argument(tool: str, args: dict[str, Any], limit: int = 80) -> str:
-    """The one argument worth showing in a tool row (``""`` if none)."""
-    key = _KEY_ARGS.get(tool)
-    value = args.get(key) if key else None
-    if not isinstance(value, str) or not value:
+def key_argument(tool: Tool | None, args: dict[str, Any], limit: int = 80) -> str:
+    """The one argument worth showing in a tool row (``""`` if none): the one
+    the tool's metadata names, else a usual suspect."""
+    value: Any = tool.display(args) if tool is not None else None
+    if not value:
         value = next((args[k] for k in _GENERIC_KEYS if isinstance(args.get(k), str)), None)
     if not isinstance(value, str) or not value:
         value = next((v for v in args.values() if isinstance(v, str) and v), "")

@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 import ipywidgets as w
 
+from mewcode_kernel.core.tools import Tool
+
 from .blocks import LineBlocks, MarkdownBlocks
 from .fmt import COLORS, MUTED, duration, esc, key_argument, pre, pretty_json, truncate
 from .surface import Bundle, Surface
@@ -25,6 +27,8 @@ __all__ = ["AnswerStream", "Line", "TextPart", "ThinkingPart", "ToolRow", "ToolS
 #: Layout (and Style) models.
 _HTML_COST = 3
 _BOX_COST = 2
+#: Characters of a running tool's output a row keeps (the tail).
+_OUTPUT_TAIL = 4000
 
 
 class _Part:
@@ -208,35 +212,60 @@ class ToolRow(_Part):
     """One tool call: ``✓ write_file notes.txt · done · 0.2 s`` expanding to
     the call's input, the permission decision, and the result."""
 
-    def __init__(self, surface: Surface, call_id: str, name: str) -> None:
+    def __init__(self, surface: Surface, call_id: str, name: str, tool: Tool | None = None) -> None:
         super().__init__(surface)
         self.call_id = call_id
         self.name = name
+        self.tool = tool
         self.input: dict[str, Any] | None = None
         self.state: ToolState = "pending"
         self.permission = ""
         self.result: str | None = None
         self.seconds: float | None = None
         self.discarded = False
+        self.output = ""  # what the running tool printed so far (its tail)
+        self.status = ""  # the running tool's own status line
+
+    def progress(self, *, output: str = "", status: str = "") -> None:
+        """Take a running tool's progress: more output (only the tail is
+        kept) and its latest status line."""
+        if output:
+            self.output = (self.output + output)[-_OUTPUT_TAIL:]
+        if status:
+            self.status = status
+
+    @property
+    def live_line(self) -> str:
+        """While running: the tool's status, else the last line it printed."""
+        if self.state != "running":
+            return ""
+        if self.status:
+            return self.status
+        lines = [line for line in self.output.splitlines() if line.strip()]
+        return lines[-1].strip() if lines else ""
 
     @property
     def summary(self) -> str:
         """The row as one line of text (also its ``text/plain``)."""
         glyph = _GLYPH[self.state][0]
-        arg = key_argument(self.name, self.input or {})
+        arg = key_argument(self.tool, self.input or {})
         parts = [f"{glyph} {self.name}" + (f" {arg}" if arg else ""), _STATE_TEXT[self.state]]
         if self.seconds is not None and self.state in ("done", "failed"):
             parts.append(duration(self.seconds))
+        if self.live_line:
+            parts.append(truncate(self.live_line, 30 if len(self.live_line) < 40 else 60))
         return " · ".join(parts)
 
     def bundle(self) -> Bundle:
         if self.discarded:
             return {"text/plain": ""}
         glyph, color = _GLYPH[self.state]
-        arg = key_argument(self.name, self.input or {})
+        arg = key_argument(self.tool, self.input or {})
         status = _STATE_TEXT[self.state]
         if self.seconds is not None and self.state in ("done", "failed"):
             status += f" · {duration(self.seconds)}"
+        if self.live_line:
+            status += f" · {truncate(self.live_line, 30 if len(self.live_line) < 40 else 60)}"
         summary = (
             f'<span style="color:{color};display:inline-block;width:1.2em">{glyph}</span>'
             f"<b>{esc(self.name)}</b>"
@@ -248,6 +277,8 @@ class ToolRow(_Part):
             body += [f'<div style="{MUTED}">input</div>', pre(pretty_json(self.input))]
         if self.permission:
             body.append(f'<div style="{MUTED}">permission: {esc(self.permission)}</div>')
+        if self.output and self.result is None:
+            body += [f'<div style="{MUTED}">output so far</div>', pre(self.output)]
         if self.result is not None:
             label = "error" if self.state in ("failed", "denied", "blocked") else "result"
             body += [f'<div style="{MUTED}">{label}</div>', pre(truncate(self.result, 4000))]

@@ -3,38 +3,58 @@
 It wires config → provider → tools → permission gate → conversation → session
 store, and runs user turns as an event stream. Sessions are created on disk
 lazily (at the first turn), so opening and closing without asking anything
-leaves nothing behind.
+leaves nothing behind. Use it as an async context manager (``async with
+open_session(...) as session``): entering opens its toolsets (an MCP
+server's connection, say), leaving ends the session (``SessionEnd``) and
+closes them.
+
+Vocabulary: a *session* is one conversation with its log on disk;
+``AgentSession`` is its live handle and ``core.session`` stores it. What a
+conversation keeps across its turns is its ``ConversationState``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
 
-from .agent import Agent, ApprovalHandler, PermissionGate, SessionRuntime
+from .agent import Agent, ConversationState
 from .agent.loop import DEFAULT_MAX_TURNS
-from .agent_context import SessionContextMixin
+from .agent_context import SessionContext
 from .config import ProviderSettings, ResolvedConfig, load_config
 from .context import DEFAULT_WINDOW, ContextManager, ContextPolicy
+from .context.report import ContextReport
 from .conversation import Conversation
 from .errors import ConfigError
-from .events import AgentEvent, ApprovalResolved, Notice
-from .permission import AuditRecord, EngineGate, Mode
-from .permission.project import gate_for_project
-from .prompt import PromptAssembler
+from .events import AgentEvent, Notice, TurnDone
+from .lifecycle import Lifecycle, LifecycleDispatcher, NullDispatcher
+from .messages import Message
+from .permission import ApprovalHandler, AuditRecord, Mode, PermissionGate, gate_for_project
+from .prompt import MemoryNote, MemoryStore, PromptAssembler
+from .prompt.memory import Scope
 from .providers.base import Provider
 from .providers.factory import build_provider, provider_label
 from .session import LoadedSession, SessionStore, SessionWriter
-from .tools import ToolContext, ToolRegistry, builtin_tools
+from .tasks import TaskManager
+from .tools import RunContext, ToolRegistry, builtin_tools
+from .usage import Usage
 
 __all__ = ["AgentSession", "open_session"]
 
+StartSource = Literal["startup", "clear"]
 
-class AgentSession(SessionContextMixin):
-    """A conversation with the agent in one project root. Context management
-    (system prompt, memory, compaction, ``/context``) is in ``SessionContextMixin``;
-    ``home`` is the user's home (``~/.mewcode/``), injectable for tests."""
+
+class AgentSession:
+    """A conversation with the agent in one project root.
+
+    ``home`` is the user's home (``~/.mewcode/``), injectable for tests;
+    ``hooks`` receives the lifecycle events (default: none); ``tasks`` runs
+    background work (default: a manager of its own, stopped when the
+    session closes; a shared one is left to its owner).
+    """
 
     def __init__(
         self,
@@ -50,41 +70,49 @@ class AgentSession(SessionContextMixin):
         max_turns: int = DEFAULT_MAX_TURNS,
         home: Path | None = None,
         context_policy: ContextPolicy | None = None,
+        hooks: LifecycleDispatcher | None = None,
+        tasks: TaskManager | None = None,
     ) -> None:
         self.root = root
         self.config = config
         self.settings = settings
-        self.runtime = SessionRuntime()
+        self.state = ConversationState()
+        self.tasks = tasks or TaskManager()
+        self._owns_tasks = tasks is None
         self._writer: SessionWriter | None = None
-        self.prompts = PromptAssembler(root, home=home)
-        self._warned: set[str] = set()
-        self._check_size = False
-        if gate is None:
-            gate = gate_for_project(root, config.permission_rules, mode=mode, on_audit=self._audit)
-        self.agent = Agent(
-            provider=provider,
-            tools=tools or ToolRegistry(builtin_tools()),
-            ctx=_tool_context(root, gate),
-            gate=gate,
-            approval_handler=approval_handler,
-            max_turns=max_turns,
-            runtime=self.runtime,
-            context=ContextManager(
-                window=settings.context_window if settings else DEFAULT_WINDOW,
-                state=self.runtime.context,
-                policy=context_policy,
-                on_compacted=self._refresh_system_prompt,
-                on_usage=self.runtime.add_usage,
-            ),
-        )
-        self.conversation = Conversation()
+        self._started = False
+        self._next_start: StartSource = "startup"
         self._pending_notices: list[Notice] = [
             Notice(level="warning", message=str(w)) for w in config.warnings
         ]
-        if isinstance(gate, EngineGate):
-            self._pending_notices += [
-                Notice(level="warning", message=str(p)) for p in gate.rules.problems
-            ]
+        if gate is None:
+            gate = gate_for_project(root, config.permission_rules, mode=mode, on_audit=self._audit)
+        self._pending_notices += [Notice(level="warning", message=str(p)) for p in gate.problems]
+        self.lifecycle = Lifecycle(dispatcher=hooks or NullDispatcher(), common=self._hook_fields)
+        self.agent = Agent(
+            provider=provider,
+            tools=tools or ToolRegistry(builtin_tools()),
+            ctx=self._run_context(gate),
+            gate=gate,
+            approval_handler=approval_handler,
+            max_turns=max_turns,
+            state=self.state,
+            lifecycle=self.lifecycle,
+            tasks=self.tasks,
+            context=ContextManager(
+                window=settings.context_window if settings else DEFAULT_WINDOW,
+                state=self.state.context,
+                policy=context_policy,
+                on_compacted=self._refresh_system_prompt,
+                on_usage=self.state.add_usage,
+            ),
+        )
+        self.context = SessionContext(
+            agent=self.agent,
+            prompts=PromptAssembler(root, home=home),
+            notices=self._pending_notices,
+        )
+        self.conversation = Conversation()
         if provider_label(provider).startswith("replay"):
             # Only the default offline provider is a replay for want of a key;
             # an explicit ``replay_from`` is the caller's choice.
@@ -109,14 +137,16 @@ class AgentSession(SessionContextMixin):
         return self.agent.gate
 
     @property
-    def mode(self) -> str:
+    def tools(self) -> ToolRegistry:
+        return self.agent.tools
+
+    @property
+    def mode(self) -> Mode:
         """The permission mode; settable during a session (``/mode plan``)."""
-        return getattr(self.agent.gate, "mode", "default")
+        return self.agent.gate.mode
 
     @mode.setter
     def mode(self, value: str) -> None:
-        if not isinstance(self.agent.gate, EngineGate):
-            raise ValueError("this session's permission gate has no modes")
         self.agent.gate.mode = value
 
     @property
@@ -126,6 +156,10 @@ class AgentSession(SessionContextMixin):
     @property
     def session_dir(self) -> Path | None:
         return self._writer.path if self._writer else None
+
+    @property
+    def memory(self) -> MemoryStore:
+        return self.context.memory
 
     # --- what front ends change between turns ----------------------------------
 
@@ -179,32 +213,63 @@ class AgentSession(SessionContextMixin):
 
     async def run(self, prompt: str, *, max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
         """Run one user turn; every message is on disk as soon as it exists."""
+        async for event in self._prepare():
+            yield event
+        outcome = await self.lifecycle.fire("UserPromptSubmit", prompt=prompt)
+        for notice in outcome.notices:
+            yield notice
+        if outcome.blocked or outcome.stop:
+            why = outcome.reason if outcome.blocked else outcome.stop_reason
+            by = f" by hook {outcome.by}" if outcome.by else ""
+            yield Notice(level="warning", message=f"The prompt was not sent: blocked{by}: {why}")
+            yield TurnDone(
+                reason="blocked", text="", usage=Usage(), session_usage=self.state.usage,
+                model_turns=0, error=why,
+            )  # fmt: skip
+            return
+        message = await self.context.turn_message(prompt, list(outcome.context))
+        async for event in self.agent.run(self.conversation, message, max_turns=max_turns):
+            yield event
+
+    async def compact(self, instructions: str | None = None) -> AsyncIterator[AgentEvent]:
+        """Summarise older turns now (``/compact [instructions]``)."""
+        if len(self.conversation):
+            async for event in self._prepare(check_size=False):
+                yield event
+        async for event in self.context.compact(self.conversation, instructions):
+            yield event
+
+    def remember(self, note: str, *, scope: Scope = "project") -> MemoryNote:
+        """Save a memory note (see ``SessionContext.remember``)."""
+        return self.context.remember(note, scope=scope)
+
+    def context_report(self) -> ContextReport:
+        """How full the context is (``/context``)."""
+        return self.context.report(self.conversation)
+
+    async def _prepare(self, *, check_size: bool = True) -> AsyncIterator[AgentEvent]:
+        """Before a turn: pending notices, the session on disk (and its
+        ``SessionStart``), a resumed conversation compacted if too large."""
         for notice in self._pending_notices:
             yield notice
         self._pending_notices.clear()
         self._ensure_writer()
-        if self._check_size:
-            async for event in self._compact_if_too_large():
+        if not self._started:
+            self._started = True
+            outcome = await self.lifecycle.fire("SessionStart", source=self._next_start)
+            for text in outcome.context:
+                self.state.add_reminder(text)
+            for notice in outcome.notices:
+                yield notice
+        if check_size and self.context.check_size:
+            async for event in self.context.compact_if_too_large(self.conversation):
                 yield event
-        message = await self._turn_message(prompt)
-        async for event in self.agent.run(self.conversation, message, max_turns=max_turns):
-            if isinstance(event, ApprovalResolved) and self._writer is not None:
-                self._writer.append_marker(
-                    "approval",
-                    {
-                        "call_id": event.call.id,
-                        "tool": event.call.name,
-                        "allowed": event.allowed,
-                        "by": event.by,
-                        "rules_added": list(event.rules_added),
-                    },
-                )
-            yield event
 
     def _audit(self, record: AuditRecord) -> None:
-        """Every permission decision goes to the session log as a marker line."""
+        """The one place permission lines are written: every decision and every
+        answered ask, as ``permission`` and ``approval`` markers."""
         if self._writer is not None:
-            self._writer.append_marker("permission", record.to_dict())
+            self._writer.append_marker(record.kind, record.to_dict())
 
     def _ensure_writer(self) -> None:
         if self._writer is not None:
@@ -212,34 +277,61 @@ class AgentSession(SessionContextMixin):
         self._writer = SessionStore.create(
             self.root, provider=self.provider.name, model=self.provider.model
         )
-        self.agent.ctx = _tool_context(self.root, self.agent.gate, self._writer.path)
+        self.agent.ctx = self._run_context(self.agent.gate, self._writer.path)
         for message in self.conversation.messages:
             self._writer.append(message)
         self.conversation.on_append = self._writer.append
         self.conversation.on_replace = self._persist_replace
 
+    def _persist_replace(self, messages: list[Message]) -> None:
+        SessionContext.persist_replace(self._writer, messages)
+
+    def _run_context(self, gate: PermissionGate, session_dir: Path | None = None) -> RunContext:
+        """The tools' view of the project: the same additional directories the
+        gate checks against, so a write re-resolved at the tool is judged alike."""
+        return RunContext(
+            root=self.root, session_dir=session_dir, additional_dirs=gate.additional_dirs
+        )
+
+    def _refresh_system_prompt(self) -> None:
+        self.context.refresh_system_prompt()
+
+    def _hook_fields(self) -> Mapping[str, Any]:
+        writer = self._writer
+        return {
+            "session_id": writer.id if writer else "",
+            "cwd": str(self.root),
+            "mode": self.mode,
+            "transcript_path": str(writer.conversation_path) if writer else "",
+        }
+
     # --- session management --------------------------------------------------
 
-    def new(self) -> None:
-        """Start a fresh session (the next turn creates it on disk)."""
+    async def new(self) -> None:
+        """Start a fresh session (``/clear``); the next turn creates it on disk."""
+        await self._end("clear")
         self._close_writer()
         self.conversation = Conversation()
-        self.runtime.reset()
-        self._check_size = False
+        self.state.reset()
+        self.lifecycle.reset()
+        self.context.check_size = False
+        self._next_start = "clear"
         self._refresh_system_prompt()
 
-    def resume(self, session_id: str) -> LoadedSession:
+    async def resume(self, session_id: str) -> LoadedSession:
         """Continue a stored session (an id prefix is enough)."""
         loaded, writer = SessionStore.resume(self.root, session_id)
+        await self._end("resume")
         self._close_writer()
-        self.runtime.reset()
+        self.state.reset()
+        self.lifecycle.reset()
         self._refresh_system_prompt()
         self._writer = writer
-        self.agent.ctx = _tool_context(self.root, self.agent.gate, writer.path)
+        self.agent.ctx = self._run_context(self.agent.gate, writer.path)
         self.conversation = Conversation(
             loaded.messages, on_append=writer.append, on_replace=self._persist_replace
         )
-        self._note_resumed(loaded)
+        self.context.note_resumed(loaded)
         if loaded.skipped_lines:
             self._pending_notices.append(
                 Notice(
@@ -254,26 +346,49 @@ class AgentSession(SessionContextMixin):
                     message=f"Closed {loaded.closed_dangling} tool call(s) left unanswered when the session stopped.",
                 )
             )
+        self._started = True
+        outcome = await self.lifecycle.fire("SessionResume", source="resume")
+        for text in outcome.context:
+            self.state.add_reminder(text)
+        self._pending_notices += outcome.notices
         return loaded
+
+    async def _end(self, reason: str) -> None:
+        """``SessionEnd`` for the session being left, if it began."""
+        if self._started:
+            self._started = False
+            await self.lifecycle.fire("SessionEnd", reason=reason)
 
     def _close_writer(self) -> None:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
 
+    async def __aenter__(self) -> AgentSession:
+        await self.agent.tools.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
     async def aclose(self) -> None:
-        """Close the session file and the provider (a replay checks for drift here)."""
-        self._close_writer()
-        closer = getattr(self.agent.provider, "aclose", None)
-        if closer is not None:
-            await closer()
-
-
-def _tool_context(root: Path, gate: PermissionGate, session_dir: Path | None = None) -> ToolContext:
-    """The tools' view of the project: the same additional directories the gate
-    checked against, so a write re-resolved at the tool is judged alike."""
-    extra = tuple(getattr(gate, "additional_dirs", ()))
-    return ToolContext(root=root, session_dir=session_dir, additional_dirs=extra)
+        """End the session (``SessionEnd``), stop its background tasks, close
+        its toolsets, its file and its provider (a replay checks for drift here)."""
+        try:
+            await self._end("exit")
+            if self._owns_tasks:
+                await self.tasks.aclose()
+            await self.agent.tools.__aexit__(None, None, None)
+        finally:
+            self._close_writer()
+            closer = getattr(self.agent.provider, "aclose", None)
+            if closer is not None:
+                await closer()
 
 
 def open_session(
@@ -289,6 +404,8 @@ def open_session(
     replay_from: str | os.PathLike[str] | None = None,
     home: Path | None = None,
     env: dict[str, str] | None = None,
+    hooks: LifecycleDispatcher | None = None,
+    tasks: TaskManager | None = None,
 ) -> AgentSession:
     """An ``AgentSession`` for the project at ``root`` with the configured provider.
 
@@ -309,4 +426,6 @@ def open_session(
         approval_handler=approval_handler,
         max_turns=max_turns,
         home=home,
+        hooks=hooks,
+        tasks=tasks,
     )

@@ -11,9 +11,8 @@ Real errors, under one root::
      ├── ToolError          a tool refused its input or failed (becomes an error result)
      └── SessionError       a session cannot be found or read
 
-Control-flow signals (not errors; the loop reacts to them):
-
-    TurnCancelled          the run was cancelled by the user
+Cancelling a turn is not an error: the task running it is cancelled
+(``asyncio.CancelledError``) and the loop leaves the conversation valid.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ __all__ = [
     "ReplayMismatch",
     "SessionError",
     "ToolError",
-    "TurnCancelled",
 ]
 
 
@@ -83,7 +81,3 @@ class ToolError(MewcodeError):
 
 class SessionError(MewcodeError):
     """A session could not be found or read."""
-
-
-class TurnCancelled(Exception):
-    """The running turn was cancelled; the conversation was left valid."""

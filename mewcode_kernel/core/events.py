@@ -32,6 +32,7 @@ __all__ = [
     "ThinkingDelta",
     "ToolCallStarted",
     "ToolFinished",
+    "ToolProgress",
     "ToolStarted",
     "TurnDone",
 ]
@@ -142,6 +143,20 @@ class ToolStarted:
 
 
 @dataclass(**_EV)
+class ToolProgress:
+    """A running tool says how it is doing: ``output`` is more of its output
+    (appended to what came before, e.g. a command's stdout as it is printed),
+    ``status`` a short line replacing the previous one, ``nested`` an event of
+    an agent run inside the tool (a subagent)."""
+
+    kind: Literal["tool_progress"] = field(default="tool_progress", init=False)
+    call: ToolUseBlock
+    output: str = ""
+    status: str = ""
+    nested: AgentEvent | None = None
+
+
+@dataclass(**_EV)
 class ToolFinished:
     kind: Literal["tool_finished"] = field(default="tool_finished", init=False)
     call: ToolUseBlock
@@ -215,6 +230,7 @@ AgentEvent = (
     | ApprovalRequested
     | ApprovalResolved
     | ToolStarted
+    | ToolProgress
     | ToolFinished
     | Notice
     | PreCompact

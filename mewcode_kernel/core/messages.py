@@ -13,8 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "Block",
+    "ImageBlock",
+    "ImageSource",
     "Message",
     "RedactedThinkingBlock",
+    "ResultPart",
     "TextBlock",
     "ThinkingBlock",
     "ToolResultBlock",
@@ -54,11 +57,72 @@ class ToolUseBlock(_Block):
     input_error: str | None = None
 
 
+class ImageSource(_Block):
+    """An image's bytes, base64-encoded (Anthropic's ``source`` shape)."""
+
+    type: Literal["base64"] = "base64"
+    media_type: str
+    data: str
+
+
+class ImageBlock(_Block):
+    """An image in a tool result (e.g. from an MCP tool). ``note`` names where
+    it came from, for providers that cannot take images and for transcripts."""
+
+    type: Literal["image"] = "image"
+    source: ImageSource
+    note: str = ""
+
+    @property
+    def size(self) -> int:
+        """Decoded size in bytes (approximate, from the base64 length)."""
+        return len(self.source.data) * 3 // 4
+
+    def describe(self) -> str:
+        """A one-line text stand-in for the image."""
+        what = f"[image: {self.source.media_type}, {self.size:,} bytes"
+        return what + (f", {self.note}]" if self.note else "]")
+
+
+ResultPart = Annotated[TextBlock | ImageBlock, Field(discriminator="type")]
+
+
 class ToolResultBlock(_Block):
+    """A tool's answer. ``content`` is plain text, or a list of text and image
+    parts when the tool returned more than text (``text`` reads either)."""
+
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
-    content: str
+    content: str | list[ResultPart]
     is_error: bool = False
+
+    @property
+    def parts(self) -> list[TextBlock | ImageBlock]:
+        """The content as parts (plain text is one text part)."""
+        if isinstance(self.content, str):
+            return [TextBlock(text=self.content)]
+        return list(self.content)
+
+    @property
+    def text(self) -> str:
+        """The content as text; images are described in one line each."""
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(p.text if isinstance(p, TextBlock) else p.describe() for p in self.content)
+
+    @property
+    def images(self) -> list[ImageBlock]:
+        return [p for p in self.parts if isinstance(p, ImageBlock)]
+
+    def with_text(self, text: str) -> ToolResultBlock:
+        """The same result with its text replaced by ``text``; images are kept."""
+        images = self.images
+        content: str | list[TextBlock | ImageBlock] = (
+            [TextBlock(text=text), *images] if images else text
+        )
+        return ToolResultBlock(
+            tool_use_id=self.tool_use_id, content=content, is_error=self.is_error
+        )
 
 
 Block = Annotated[

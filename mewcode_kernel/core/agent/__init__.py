@@ -1,26 +1,9 @@
-"""The agent loop, its permission seam and per-session runtime state."""
+"""The agent loop (``loop``), one round of tool calls (``tool_calls``) and the
+state a conversation keeps across turns (``state``)."""
 
 from __future__ import annotations
 
-from .gate import (
-    ApprovalAnswer,
-    ApprovalHandler,
-    ApprovalRequest,
-    Decision,
-    DefaultGate,
-    PermissionGate,
-)
-from .loop import DEFAULT_MAX_TURNS, Agent
-from .runtime import SessionRuntime
+from .loop import DEFAULT_MAX_TURNS, Agent, headless_policy
+from .state import ConversationState
 
-__all__ = [
-    "DEFAULT_MAX_TURNS",
-    "Agent",
-    "ApprovalAnswer",
-    "ApprovalHandler",
-    "ApprovalRequest",
-    "Decision",
-    "DefaultGate",
-    "PermissionGate",
-    "SessionRuntime",
-]
+__all__ = ["DEFAULT_MAX_TURNS", "Agent", "ConversationState", "headless_policy"]

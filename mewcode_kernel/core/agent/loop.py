@@ -1,53 +1,69 @@
-"""The agent loop: stream a response, run the tools it calls, feed the results
-back, until the model stops calling tools.
+"""The agent loop: stream a response, run the tools it asks for, repeat
+until the model stops calling tools.
 
-Cancelling the task that iterates ``Agent.run`` (Kernel › Interrupt) leaves a
-conversation that can continue: partial text is kept as an interrupted
-assistant message and unanswered tool calls get error results.
+Every model request is preceded by a user-side message (the prompt, or the
+results of the last round of calls); ``PreUserMessage`` fires just before
+it is written, and context that hooks queued rides on it as
+``<system-reminder>`` blocks, so earlier messages are never rewritten.
+
+Nothing inside a turn can leave the session broken: cancelling the task
+that iterates ``Agent.run`` (Kernel › Interrupt) keeps partial text as an
+interrupted assistant message and answers unanswered tool calls with error
+results; any other exception (a gate, hook or tool-plumbing bug) does the
+same and ends the turn with an error event. A failed assertion (a broken
+invariant, a strict test double) is repaired for and raised.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 
 from ..context import ContextManager
 from ..conversation import CANCELLED_RESULT, Conversation
-from ..errors import ProviderError, ToolError
+from ..errors import ProviderError
 from ..events import (
     AgentEvent,
-    ApprovalRequested,
-    ApprovalResolved,
     AssistantMessage,
     CompactTrigger,
     ModelRequestStarted,
     Notice,
-    PermissionDecided,
+    PostCompact,
+    PreCompact,
     ResponseDone,
     RetryScheduled,
     TextDelta,
-    ToolFinished,
-    ToolStarted,
     TurnDone,
 )
+from ..lifecycle import Lifecycle, LifecycleDispatcher
 from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from ..permission.gate import Gate
+from ..permission.seam import ApprovalHandler, PermissionGate
+from ..prompt.turn import render_reminder
 from ..providers.base import ModelRequest, Provider
-from ..tools.base import Tool, ToolContext, ToolRegistry
+from ..tasks import TaskManager
+from ..tools.base import FileEffect
+from ..tools.context import CancelScope, RunContext
+from ..tools.registry import ToolRegistry
 from ..usage import Usage
-from .batching import partition
-from .gate import ApprovalHandler, ApprovalRequest, DefaultGate, PermissionGate
-from .runtime import SessionRuntime
+from .state import ConversationState
+from .tool_calls import HEADLESS_ENV, Round, run_round
 
-__all__ = ["DEFAULT_MAX_TURNS", "Agent", "headless_policy"]
+__all__ = [
+    "DEFAULT_MAX_TURNS",
+    "HEADLESS_ENV",
+    "UNKNOWN_TOOL_TURN_LIMIT",
+    "Agent",
+    "headless_policy",
+]
 
 DEFAULT_MAX_TURNS = 25
 UNKNOWN_TOOL_TURN_LIMIT = 3
-HEADLESS_ENV = "MEWCODE_HEADLESS_APPROVAL"
+_NATURAL_ENDS = frozenset({"end_turn", "stop_sequence", "max_tokens", "max_turns", "unknown_tools"})
 
 
-def headless_policy(env: dict[str, str] | None = None) -> bool:
+def headless_policy(env: Mapping[str, str] | None = None) -> bool:
     """Whether "ask" is allowed when nobody can be asked (``MEWCODE_HEADLESS_APPROVAL``:
     ``deny``, the default, or ``allow``)."""
     value = (env if env is not None else os.environ).get(HEADLESS_ENV, "deny").strip().lower()
@@ -57,22 +73,30 @@ def headless_policy(env: dict[str, str] | None = None) -> bool:
 
 
 class Agent:
-    """Runs user turns against one provider with one set of tools."""
+    """Runs user turns against one provider with one set of tools.
+
+    It is also the ``AgentServices`` its tools see (provider, gate, approval
+    handler, hooks, tasks, tools), read when a tool runs, so a tool always
+    sees the provider and mode of the moment.
+    """
 
     def __init__(
         self,
         *,
         provider: Provider,
         tools: ToolRegistry,
-        ctx: ToolContext,
+        ctx: RunContext,
         system_prompt: str = "",
         gate: PermissionGate | None = None,
         approval_handler: ApprovalHandler | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
         max_tokens: int | None = None,
-        runtime: SessionRuntime | None = None,
+        state: ConversationState | None = None,
         headless_allow: bool | None = None,
         context: ContextManager | None = None,
+        lifecycle: Lifecycle | None = None,
+        tasks: TaskManager | None = None,
+        unknown_tool_limit: int = UNKNOWN_TOOL_TURN_LIMIT,
     ) -> None:
         if max_turns < 1:
             raise ValueError("max_turns must be at least 1")
@@ -80,14 +104,42 @@ class Agent:
         self.tools = tools
         self.ctx = ctx
         self.system_prompt = system_prompt
-        self.gate: PermissionGate = gate or DefaultGate()
+        self.gate: PermissionGate = gate or Gate(root=ctx.root)
         self.approval_handler = approval_handler
         self.max_turns = max_turns
         self.max_tokens = max_tokens
-        self.runtime = runtime or SessionRuntime()
+        self.state = state or ConversationState()
         self.headless_allow = headless_policy() if headless_allow is None else headless_allow
         #: Offload, accounting and compaction (``None``: the history is sent as is).
         self.context = context
+        if context is not None:
+            context.file_effects = self.file_effects
+        self.lifecycle = lifecycle or Lifecycle()
+        self.tasks = tasks
+        self.unknown_tool_limit = unknown_tool_limit
+
+    # --- services tools see --------------------------------------------------------
+
+    @property
+    def hooks(self) -> LifecycleDispatcher:
+        return self.lifecycle.dispatcher
+
+    def context_for(self, call: ToolUseBlock) -> RunContext:
+        """The run context for one call of this agent's tools."""
+        return RunContext(
+            root=self.ctx.root,
+            session_dir=self.ctx.session_dir,
+            additional_dirs=self.ctx.additional_dirs,
+            workspace=self.ctx.workspace,
+            call=call,
+            services=self,
+            emit=self.ctx.emit,
+            scope=self.ctx.scope,
+        )
+
+    def file_effects(self) -> dict[str, FileEffect]:
+        """Tools whose ``path`` argument names a file they read or edit."""
+        return {t.name: t.file_effect for t in self.tools if t.file_effect is not None}
 
     def build_request(self, conversation: Conversation) -> ModelRequest:
         return ModelRequest(
@@ -98,119 +150,16 @@ class Agent:
             model=self.provider.model,
         )
 
+    # --- a turn ----------------------------------------------------------------------
+
     async def run(
         self, conversation: Conversation, prompt: str | Message, *, max_turns: int | None = None
     ) -> AsyncIterator[AgentEvent]:
         """Add ``prompt`` as a user message and run until the model stops calling tools."""
-        limit = max_turns or self.max_turns
-        conversation.append(
-            Message(role="user", content=[TextBlock(text=prompt)])
-            if isinstance(prompt, str)
-            else prompt
-        )
-        self.runtime.user_turns += 1
-        turn_usage = Usage()
-        final_text = ""
-        reason = "max_turns"
-        unknown_streak = 0
-        pending: list[ToolUseBlock] = []
-        results: dict[str, ToolResultBlock] = {}
-        partial: list[str] = []
-        turn = 0
-        try:
-            while turn < limit:
-                turn += 1
-                request = self.build_request(conversation)
-                if self.context is not None:
-                    managed = False
-                    async for event in self.context.manage(self.provider, conversation, request):
-                        managed = True
-                        yield event
-                    if managed:
-                        request = self.build_request(conversation)
-                self.runtime.model_turns += 1
-                yield ModelRequestStarted(turn=turn)
-                done: ResponseDone | None = None
-                partial.clear()
-                try:
-                    async for event in self.provider.stream(request):
-                        if isinstance(event, ResponseDone):
-                            done = event
-                            continue
-                        if isinstance(event, RetryScheduled):
-                            partial.clear()
-                        elif isinstance(event, TextDelta):
-                            partial.append(event.text)
-                        yield event
-                except ProviderError as exc:
-                    yield Notice(level="error", message=str(exc))
-                    reason = "error"
-                    yield self._done(reason, final_text, turn_usage, turn, error=str(exc))
-                    return
-                partial.clear()
-                if done is None:
-                    msg = f"{self.provider.name}: the response ended without being completed"
-                    yield Notice(level="error", message=msg)
-                    yield self._done("error", final_text, turn_usage, turn, error=msg)
-                    return
-
-                turn_usage = turn_usage + done.usage
-                self.runtime.usage = self.runtime.usage + done.usage
-                self.runtime.last_usage = done.usage
-                message = done.message
-                if message.content:
-                    conversation.append(message)
-                    if message.text:
-                        final_text = message.text
-                if self.context is not None:
-                    self.context.observe(done.usage, len(conversation))
-                yield AssistantMessage(
-                    message=message, stop_reason=done.stop_reason, usage=done.usage
-                )
-
-                calls = message.tool_uses
-                if not calls:
-                    if done.stop_reason == "pause_turn":
-                        continue
-                    reason = done.stop_reason
-                    if reason == "max_tokens":
-                        yield Notice(
-                            level="warning",
-                            message="The answer was cut off at the output token limit.",
-                        )
-                    break
-
-                unknown = [c for c in calls if c.name not in self.tools]
-                unknown_streak = unknown_streak + 1 if len(unknown) == len(calls) else 0
-                pending, results = list(calls), {}
-                async for event in self._run_calls(calls, results):
-                    yield event
-                conversation.append(_results_message(calls, results))
-                pending = []
-                if unknown_streak >= UNKNOWN_TOOL_TURN_LIMIT:
-                    reason = "unknown_tools"
-                    yield Notice(
-                        level="error",
-                        message=f"Stopped: the model called only unknown tools {unknown_streak} times in a row.",
-                    )
-                    break
-            else:
-                yield Notice(
-                    level="warning", message=f"Stopped after {limit} model turns (max_turns)."
-                )
-        except (asyncio.CancelledError, GeneratorExit):
-            if pending:
-                conversation.append(_results_message(pending, results))
-            elif partial:
-                conversation.append(
-                    Message(
-                        role="assistant",
-                        content=[TextBlock(text="".join(partial))],
-                        meta={"interrupted": True},
-                    )
-                )
-            raise
-        yield self._done(reason, final_text, turn_usage, turn)
+        self.tools.refresh()  # between turns only: a turn keeps the tools it began with
+        turn = _Turn(self, conversation, max_turns or self.max_turns)
+        async for event in turn.run(prompt):
+            yield event
 
     async def compact(
         self,
@@ -224,141 +173,254 @@ class Agent:
         if self.context is None:
             raise RuntimeError("this agent has no context manager")
         request = self.build_request(conversation)
-        async for event in self.context.compact(
+        events = self.context.compact(
             self.provider, conversation, request, trigger=trigger, instructions=instructions
-        ):
+        )
+        async for event in self.relay_compaction(events):
             yield event
 
-    def _done(
+    async def relay_compaction(
+        self, events: AsyncIterator[AgentEvent]
+    ) -> AsyncIterator[AgentEvent]:
+        """Pass compaction events on, firing ``PreCompact`` / ``PostCompact``."""
+        async for event in events:
+            yield event
+            if isinstance(event, PreCompact):
+                outcome = await self.lifecycle.fire(
+                    "PreCompact", trigger=event.trigger, before_tokens=event.tokens
+                )
+            elif isinstance(event, PostCompact):
+                outcome = await self.lifecycle.fire(
+                    "PostCompact",
+                    trigger=event.trigger,
+                    before_tokens=event.tokens_before,
+                    after_tokens=event.tokens_after,
+                    ok=event.ok,
+                )
+            else:
+                continue
+            for text in outcome.context:
+                self.state.add_reminder(text)
+            for notice in outcome.notices:
+                yield notice
+
+    def done(
         self, reason: str, text: str, usage: Usage, turns: int, error: str | None = None
     ) -> TurnDone:
         return TurnDone(
             reason=reason,
             text=text,
             usage=usage,
-            session_usage=self.runtime.usage,
+            session_usage=self.state.usage,
             model_turns=turns,
             error=error,
         )
 
-    async def _run_calls(
-        self, calls: list[ToolUseBlock], results: dict[str, ToolResultBlock]
-    ) -> AsyncIterator[AgentEvent]:
-        """Run ``calls`` batch by batch, filling ``results`` (by call id) as they finish."""
 
-        def read_only(call: ToolUseBlock) -> bool:
-            t = self.tools.get(call.name)
-            return t is not None and t.read_only
+class _Turn:
+    """One user turn: its counters, what is pending, and how it ends."""
 
-        for batch in partition(calls, read_only):
-            runnable: list[tuple[ToolUseBlock, Tool]] = []
-            for call in batch:
-                t = self.tools.get(call.name)
-                refusal: str | None = None
-                if t is None:
-                    refusal = f"Unknown tool {call.name!r}. Available tools: {', '.join(self.tools.names)}."
-                elif call.input_error:
-                    refusal = f"Your arguments for {call.name} could not be parsed ({call.input_error}). Call it again with valid JSON arguments."
-                else:
-                    async for event in self._check(call, t):
-                        if isinstance(event, str):
-                            refusal = event
-                        else:
-                            yield event
-                if refusal is not None:
-                    results[call.id] = ToolResultBlock(
-                        tool_use_id=call.id, content=refusal, is_error=True
-                    )
-                    yield ToolFinished(call=call, result=results[call.id], duration=0.0)
-                elif t is not None:
-                    runnable.append((call, t))
-            async for event in self._execute(runnable, results):
-                yield event
+    def __init__(self, agent: Agent, conversation: Conversation, limit: int) -> None:
+        self.agent = agent
+        self.conversation = conversation
+        self.limit = limit
+        self.usage = Usage()
+        self.final_text = ""
+        self.turn = 0
+        self.pending: Round | None = None
+        self.partial: list[str] = []
+        self.scope = CancelScope()
 
-    async def _check(self, call: ToolUseBlock, t: Tool) -> AsyncIterator[AgentEvent | str]:
-        """Yield the decision events; a ``str`` yielded is the refusal for the model."""
-        decision = await self.gate.check(call, t, self.ctx)
-        yield PermissionDecided(
-            call=call,
-            outcome=decision.outcome,
-            reason=decision.reason,
-            decided_by=decision.decided_by,
-        )
-        if decision.outcome == "allow":
-            return
-        if decision.outcome == "deny":
-            yield f"Permission denied: {decision.reason}"
-            return
-        if self.approval_handler is None:
-            allowed = self.headless_allow and not decision.personal
-            yield ApprovalResolved(call=call, allowed=allowed, by="headless")
-            if not allowed:
-                yield (
-                    f"Permission denied: {decision.reason}. Nobody can approve it in this run "
-                    f"(headless; {HEADLESS_ENV}={'allow' if self.headless_allow else 'deny'})."
-                )
-            return
-        yield ApprovalRequested(call=call, reason=decision.reason)
-        answer = await self.approval_handler(
-            ApprovalRequest(call=call, tool=t, reason=decision.reason)
-        )
-        added: list[str] = []
-        if answer.allow and answer.always:
-            added = self.gate.remember(call, t, save=answer.save)
-        yield ApprovalResolved(
-            call=call, allowed=answer.allow, by="user", rules_added=tuple(added), note=answer.note
-        )
-        if not answer.allow:
-            note = f" The user said: {answer.note}" if answer.note else ""
-            yield f"The user denied this {call.name} call.{note}"
-
-    async def _execute(
-        self, runnable: list[tuple[ToolUseBlock, Tool]], results: dict[str, ToolResultBlock]
-    ) -> AsyncIterator[AgentEvent]:
-        if not runnable:
-            return
-        for call, _ in runnable:
-            yield ToolStarted(call=call)
-        tasks = [asyncio.ensure_future(self._call_one(call, t)) for call, t in runnable]
+    async def run(self, prompt: str | Message) -> AsyncIterator[AgentEvent]:
+        agent = self.agent
+        agent.state.user_turns += 1
         try:
-            for next_done in asyncio.as_completed(tasks):
-                call, result, duration = await next_done
-                if self.context is not None:
-                    result = self.context.shape_result(
-                        call, result, root=self.ctx.root, session_dir=self.ctx.session_dir
-                    )
-                results[call.id] = result
-                yield ToolFinished(call=call, result=result, duration=duration)
-        finally:
-            outstanding = [t for t in tasks if not t.done()]
-            for task in outstanding:
-                task.cancel()
-            if outstanding:
-                await asyncio.gather(*outstanding, return_exceptions=True)
-
-    async def _call_one(
-        self, call: ToolUseBlock, t: Tool
-    ) -> tuple[ToolUseBlock, ToolResultBlock, float]:
-        start = time.perf_counter()
-        try:
-            output = await t.call(self.ctx, call.input)
-            result = ToolResultBlock(tool_use_id=call.id, content=output or "(no output)")
-        except ToolError as exc:
-            result = ToolResultBlock(tool_use_id=call.id, content=str(exc), is_error=True)
-        except Exception as exc:  # a tool bug must not crash the turn
-            result = ToolResultBlock(
-                tool_use_id=call.id,
-                content=f"{call.name} failed unexpectedly: {type(exc).__name__}: {exc}",
-                is_error=True,
+            message = (
+                Message(role="user", content=[TextBlock(text=prompt)])
+                if isinstance(prompt, str)
+                else prompt
             )
-        return call, result, time.perf_counter() - start
+            async for event in self._write_user_side(message):
+                yield event
+            async for event in self._loop():
+                yield event
+        except (asyncio.CancelledError, GeneratorExit, AssertionError):
+            # cancelled, or a broken invariant (a strict test double): repair and re-raise
+            self.scope.cancel()
+            self._close_pending()
+            raise
+        except Exception as exc:  # a bug in a gate, hook or the plumbing: end this turn only
+            self.scope.cancel()
+            self._close_pending()
+            message = f"the turn stopped on an internal error: {type(exc).__name__}: {exc}"
+            yield Notice(level="error", message=message)
+            yield agent.done("error", self.final_text, self.usage, self.turn, error=message)
+
+    async def _loop(self) -> AsyncIterator[AgentEvent]:
+        agent = self.agent
+        reason = "max_turns"
+        unknown_streak = 0
+        while self.turn < self.limit:
+            self.turn += 1
+            request = agent.build_request(self.conversation)
+            if agent.context is not None:
+                managed = False
+                events = agent.context.manage(agent.provider, self.conversation, request)
+                async for event in agent.relay_compaction(events):
+                    managed = True
+                    yield event
+                if managed:
+                    request = agent.build_request(self.conversation)
+            agent.state.model_turns += 1
+            yield ModelRequestStarted(turn=self.turn)
+            done: ResponseDone | None = None
+            self.partial.clear()
+            try:
+                async for event in agent.provider.stream(request):
+                    if isinstance(event, ResponseDone):
+                        done = event
+                        continue
+                    if isinstance(event, RetryScheduled):
+                        self.partial.clear()
+                    elif isinstance(event, TextDelta):
+                        self.partial.append(event.text)
+                    yield event
+            except ProviderError as exc:
+                self.partial.clear()
+                async for event in self._stream_failed(str(exc)):
+                    yield event
+                return
+            self.partial.clear()
+            if done is None:
+                async for event in self._stream_failed(
+                    f"{agent.provider.name}: the response ended without being completed"
+                ):
+                    yield event
+                return
+
+            self.usage = self.usage + done.usage
+            agent.state.usage = agent.state.usage + done.usage
+            agent.state.last_usage = done.usage
+            message = done.message
+            if message.content:
+                self.conversation.append(message)
+                if message.text:
+                    self.final_text = message.text
+            if agent.context is not None:
+                agent.context.observe(done.usage, len(self.conversation))
+            yield AssistantMessage(message=message, stop_reason=done.stop_reason, usage=done.usage)
+
+            calls = message.tool_uses
+            if not calls:
+                if done.stop_reason == "pause_turn":
+                    async for event in self._continue_paused():
+                        yield event
+                    continue
+                reason = done.stop_reason
+                if reason == "max_tokens":
+                    yield Notice(
+                        level="warning", message="The answer was cut off at the output token limit."
+                    )
+                break
+
+            unknown = [c for c in calls if c.name not in agent.tools]
+            unknown_streak = unknown_streak + 1 if len(unknown) == len(calls) else 0
+            self.pending = Round(calls=list(calls))
+            async for event in run_round(agent, self.pending, self.scope):
+                yield event
+            rnd, self.pending = self.pending, None
+            async for event in self._write_user_side(_results_message(rnd), rnd.context):
+                yield event
+            if rnd.stop is not None:
+                yield Notice(level="warning", message=f"Stopped by a hook: {rnd.stop}")
+                yield agent.done("hook_stop", self.final_text, self.usage, self.turn)
+                return
+            if unknown_streak >= agent.unknown_tool_limit:
+                reason = "unknown_tools"
+                yield Notice(
+                    level="error",
+                    message=f"Stopped: the model called only unknown tools {unknown_streak} times in a row.",
+                )
+                break
+        else:
+            yield Notice(
+                level="warning", message=f"Stopped after {self.limit} model turns (max_turns)."
+            )
+        async for event in self._stop(reason):
+            yield event
+        yield agent.done(reason, self.final_text, self.usage, self.turn)
+
+    async def _write_user_side(
+        self, message: Message, context: list[str] | None = None
+    ) -> AsyncIterator[AgentEvent]:
+        """Fire ``PreUserMessage`` and append ``message`` with the context
+        queued for the model (hooks, compaction) as reminder blocks."""
+        agent = self.agent
+        outcome = await agent.lifecycle.fire("PreUserMessage", iter=self.turn + 1)
+        for notice in outcome.notices:
+            yield notice
+        queued = [*(context or ()), *agent.state.take_reminders(), *outcome.context]
+        if queued:
+            extra = [TextBlock(text=render_reminder(c)) for c in queued if c.strip()]
+            message = message.model_copy(update={"content": [*message.content, *extra]})
+        self.conversation.append(message)
+
+    async def _continue_paused(self) -> AsyncIterator[AgentEvent]:
+        """A paused turn goes on; context queued meanwhile rides on a user message."""
+        agent = self.agent
+        outcome = await agent.lifecycle.fire("PreUserMessage", iter=self.turn + 1)
+        queued = [*agent.state.take_reminders(), *outcome.context]
+        if queued:
+            self.conversation.append(
+                Message(role="user", content=[TextBlock(text=render_reminder(c)) for c in queued])
+            )
+        for notice in outcome.notices:
+            yield notice
+
+    async def _stream_failed(self, message: str) -> AsyncIterator[AgentEvent]:
+        agent = self.agent
+        yield Notice(level="error", message=message)
+        outcome = await agent.lifecycle.fire(
+            "Notification", kind="stream_error", detail=message, message=message
+        )
+        for notice in outcome.notices:
+            yield notice
+        yield agent.done("error", self.final_text, self.usage, self.turn, error=message)
+
+    async def _stop(self, reason: str) -> AsyncIterator[AgentEvent]:
+        if reason not in _NATURAL_ENDS:
+            return
+        outcome = await self.agent.lifecycle.fire(
+            "Stop",
+            iter=self.turn,
+            reason=reason,
+            stop_hook_active=False,
+            last_assistant_message=self.final_text,
+        )
+        for notice in outcome.notices:
+            yield notice
+
+    def _close_pending(self) -> None:
+        """Leave the conversation valid: answer unanswered calls, keep partial text."""
+        if self.pending is not None:
+            self.conversation.append(_results_message(self.pending))
+            self.pending = None
+        elif self.partial:
+            self.conversation.append(
+                Message(
+                    role="assistant",
+                    content=[TextBlock(text="".join(self.partial))],
+                    meta={"interrupted": True},
+                )
+            )
+            self.partial.clear()
 
 
-def _results_message(calls: list[ToolUseBlock], results: dict[str, ToolResultBlock]) -> Message:
-    """One user message answering every call, in call order."""
+def _results_message(rnd: Round) -> Message:
+    """One user message answering every call of the round, in call order."""
     blocks = [
-        results.get(c.id)
+        rnd.results.get(c.id)
         or ToolResultBlock(tool_use_id=c.id, content=CANCELLED_RESULT, is_error=True)
-        for c in calls
+        for c in rnd.calls
     ]
     return Message(role="user", content=blocks)

@@ -8,8 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, SessionError
-from ..permission import EngineGate
-from ..permission.engine import MODES
+from ..permission.modes import MODES
 from ..pricing import estimate_cost
 from ..providers.factory import close_provider
 from ..session import list_sessions
@@ -46,7 +45,7 @@ async def help_command(session: AgentSession, args: str) -> CommandResult:
 
 @command("clear", help="Start a new session; the next turn begins a fresh conversation.")
 async def clear_command(session: AgentSession, args: str) -> CommandResult:
-    session.new()
+    await session.new()
     return CommandResult(
         markdown="Started a new session: the next turn begins a fresh conversation."
     )
@@ -82,7 +81,7 @@ async def resume_command(session: AgentSession, args: str) -> CommandResult:
             return _fail("There is no other stored session to resume in this project.")
         target = others[0].id
     try:
-        loaded = session.resume(target)
+        loaded = await session.resume(target)
     except SessionError as exc:
         return _fail(f"Cannot resume {target!r}: {exc}")
     count = len(loaded.messages)
@@ -161,7 +160,7 @@ def _show_model(session: AgentSession) -> CommandResult:
 
 @command("tools", help="List the tools and which ones the model is offered now.")
 async def tools_command(session: AgentSession, args: str) -> CommandResult:
-    tools = list(session.agent.tools)
+    tools = list(session.tools)
     offered = {t.name for t in session.gate.offered_tools(tools)}
     lines = ["| tool | kind | offered | what it does |", "| --- | --- | --- | --- |"]
     for tool in tools:
@@ -174,7 +173,7 @@ async def tools_command(session: AgentSession, args: str) -> CommandResult:
 
 @command("cost", help="Tokens used in this session, and the cost when the price is known.")
 async def cost_command(session: AgentSession, args: str) -> CommandResult:
-    usage = session.runtime.usage
+    usage = session.state.usage
     model = session.provider.model
     cost = estimate_cost(model, usage)
     price = (
@@ -190,13 +189,13 @@ async def cost_command(session: AgentSession, args: str) -> CommandResult:
         f"| cache read | {usage.cache_read_tokens:,} |",
         f"| cache write | {usage.cache_creation_tokens:,} |",
         "",
-        f"{session.runtime.user_turns} turn(s), {session.runtime.model_turns} model request(s); "
+        f"{session.state.user_turns} turn(s), {session.state.model_turns} model request(s); "
         f"cost: {price}.",
     ]
     data = {
         **usage.to_dict(),
-        "user_turns": session.runtime.user_turns,
-        "model_turns": session.runtime.model_turns,
+        "user_turns": session.state.user_turns,
+        "model_turns": session.state.model_turns,
         "cost_usd": cost,
     }
     if session.agent.context is not None:  # the context window's fill (see /context)
@@ -212,10 +211,7 @@ async def cost_command(session: AgentSession, args: str) -> CommandResult:
 @command("permissions", help="Show the permission mode and the active rules.")
 async def permissions_command(session: AgentSession, args: str) -> CommandResult:
     head = f"Permission mode: **{session.mode}**."
-    gate = session.gate
-    if not isinstance(gate, EngineGate):
-        return CommandResult(markdown=f"{head} This session's gate has no rules.", data=[])
-    rules = gate.list_rules()
+    rules = session.gate.list_rules()
     if not rules:
         return CommandResult(markdown=f"{head} No rules.", data=[])
     lines = [head, "", "| rule | effect | from |", "| --- | --- | --- |"]

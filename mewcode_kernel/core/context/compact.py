@@ -117,18 +117,22 @@ def choose_split(messages: Sequence[Message], keep_tokens: int) -> int | None:
 
 
 def files_touched(
-    messages: Sequence[Message], known: Mapping[str, str] | None = None
+    messages: Sequence[Message],
+    known: Mapping[str, str] | None = None,
+    effects: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """Paths the file tools read or edited in ``messages``, merged with ``known``."""
+    """Paths the file tools read or edited in ``messages``, merged with
+    ``known``; ``effects`` maps a tool name to ``read`` or ``edited``."""
     found: dict[str, str] = dict(known or {})
     for m in messages:
         for call in m.tool_uses:
             path = call.input.get("path")
-            if not isinstance(path, str) or not path:
+            effect = (effects or {}).get(call.name)
+            if not isinstance(path, str) or not path or effect is None:
                 continue
-            if call.name in ("write_file", "edit_file"):
+            if effect == "edited":
                 found[path] = "edited"
-            elif call.name == "read_file" and found.get(path) != "edited":
+            elif found.get(path) != "edited":
                 found[path] = "read"
     return found
 
@@ -140,10 +144,10 @@ def _shorten(message: Message) -> Message:
     changed = False
     blocks: list[Block] = []
     for b in message.content:
-        if isinstance(b, ToolResultBlock) and len(b.content) > _RESULT_CHARS_IN_SUMMARY:
+        if isinstance(b, ToolResultBlock) and len(b.text) > _RESULT_CHARS_IN_SUMMARY:
             note = "Shortened for the summary."
             b = ToolResultBlock(
-                tool_use_id=b.tool_use_id, content=preview(b.content, note), is_error=b.is_error
+                tool_use_id=b.tool_use_id, content=preview(b.text, note), is_error=b.is_error
             )
             changed = True
         blocks.append(b)

@@ -15,7 +15,7 @@ recent 25% verbatim (whole turns where possible), offload results over
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from ..errors import ProviderError
 from ..events import AgentEvent, CompactTrigger, Notice, PostCompact, PreCompact
 from ..messages import ToolResultBlock, ToolUseBlock
 from ..providers.base import ModelRequest, Provider, complete
+from ..tools.base import FileEffect, Tool
 from ..usage import Usage
 from .compact import (
     CompactionError,
@@ -66,7 +67,9 @@ class ContextManager:
 
     ``state`` is the session's ``ContextState`` (reset with the session);
     ``on_compacted`` runs after a successful compaction (the session rebuilds
-    its system prompt there); ``on_usage`` receives what a summary cost.
+    its system prompt there); ``on_usage`` receives what a summary cost;
+    ``file_effects`` says which tools read or edit the file named by their
+    ``path`` argument (from the tools' metadata), for the summary's file list.
     """
 
     def __init__(
@@ -77,6 +80,7 @@ class ContextManager:
         policy: ContextPolicy | None = None,
         on_compacted: Callable[[], None] | None = None,
         on_usage: Callable[[Usage], None] | None = None,
+        file_effects: Callable[[], Mapping[str, FileEffect]] = dict,
     ) -> None:
         if window < 1:
             raise ValueError("the context window must be positive")
@@ -85,6 +89,7 @@ class ContextManager:
         self.policy = policy or ContextPolicy()
         self.on_compacted = on_compacted
         self.on_usage = on_usage
+        self.file_effects = file_effects
 
     # --- thresholds -----------------------------------------------------------
 
@@ -111,17 +116,20 @@ class ContextManager:
         call: ToolUseBlock | None,
         result: ToolResultBlock,
         *,
+        tool: Tool | None,
         root: Path,
         session_dir: Path | None,
     ) -> ToolResultBlock:
-        """The form in which a new tool result enters the conversation."""
-        if call is not None and not result.is_error:
+        """The form in which a new tool result of ``tool`` enters the conversation."""
+        effect = tool.file_effect if tool is not None else None
+        if call is not None and effect is not None and not result.is_error:
             path = call.input.get("path")
-            if isinstance(path, str) and call.name in ("read_file", "write_file", "edit_file"):
-                self.state.touch_file(path, "read" if call.name == "read_file" else "edited")
+            if isinstance(path, str):
+                self.state.touch_file(path, effect)
         return shape_result(
             result,
             call,
+            reread=tool is not None and tool.large_output == "reread",
             state=self.state,
             threshold=self.offload_threshold,
             root=root,
@@ -191,7 +199,7 @@ class ContextManager:
                 yield event
             return
         head, tail = messages[:split], messages[split:]
-        files = files_touched(head, self.state.files)
+        files = files_touched(head, self.state.files, self.file_effects())
         fixed = estimate_text(request.system) + estimate_tools(request.tools)
         max_out = min(self.policy.summary_max_tokens, max(self.window // 8, 256))
         budget = int(self.window * self.policy.summary_input_share) - fixed - max_out

@@ -94,6 +94,7 @@ def shape_result(
     result: ToolResultBlock,
     call: ToolUseBlock | None,
     *,
+    reread: bool = False,
     state: ContextState,
     threshold: int,
     root: Path,
@@ -102,17 +103,19 @@ def shape_result(
     """The form in which ``result`` enters the conversation, decided once.
 
     Without a session directory (an ``Agent`` used on its own) there is
-    nowhere to keep the full text, so the result is kept whole.
+    nowhere to keep the full text, so the result is kept whole. A ``reread``
+    result (a file read) is not kept: the model is told to read it in parts.
+    Images in a result are kept as they are; only its text is shortened.
     """
     key = result.tool_use_id
     if key in state.decisions and state.decisions[key] is None:
         return result
-    if len(result.content) <= threshold:
+    content = result.text
+    if len(content) <= threshold:
         state.decisions[key] = None
         return result
-    content = result.content
     saved: Path | None = None
-    if call is not None and call.name == "read_file":
+    if reread and call is not None:
         shown = call.input.get("path", "the file")
         note = (
             f"This read is too large for the conversation. Read {shown} in smaller parts "
@@ -138,4 +141,4 @@ def shape_result(
     state.decisions[key] = Offloaded(
         call_id=key, path=saved, chars=len(content), kept_chars=len(kept)
     )
-    return ToolResultBlock(tool_use_id=key, content=kept, is_error=result.is_error)
+    return result.with_text(kept)

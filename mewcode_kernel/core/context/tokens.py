@@ -30,6 +30,7 @@ from ..providers.base import ModelRequest, ToolSpec
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "IMAGE_TOKENS",
     "estimate_block",
     "estimate_messages",
     "estimate_request",
@@ -38,6 +39,9 @@ __all__ = [
 ]
 
 CHARS_PER_TOKEN = 4
+IMAGE_TOKENS = 1_600
+"""An image in a tool result, counted as the largest image Anthropic does not
+scale down (about 1.15 megapixels, ~1,600 tokens): safe for compaction."""
 _BLOCK_OVERHEAD = 3  # type tags, ids and separators of one content block
 _MESSAGE_OVERHEAD = 4  # role and framing of one message
 
@@ -52,7 +56,9 @@ def estimate_block(block: Block) -> int:
     if isinstance(block, TextBlock):
         size = estimate_text(block.text)
     elif isinstance(block, ToolResultBlock):
-        size = estimate_text(block.content) + estimate_text(block.tool_use_id)
+        size = estimate_text(block.tool_use_id) + sum(
+            estimate_text(p.text) if isinstance(p, TextBlock) else IMAGE_TOKENS for p in block.parts
+        )
     elif isinstance(block, ToolUseBlock):
         size = estimate_text(block.name + block.id) + estimate_text(
             json.dumps(block.input, ensure_ascii=False)

@@ -1,5 +1,7 @@
-"""Audit records: one per permission decision, safe to log (inputs are
-summarised and obvious secrets masked)."""
+"""Audit records: one per permission decision and one per answered "ask",
+safe to log (inputs are summarised and obvious secrets masked). The gate
+hands every record to one sink; the session writes them to its log as
+``permission`` and ``approval`` marker lines."""
 
 from __future__ import annotations
 
@@ -8,9 +10,10 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from .engine import Verdict
+from ..tools.base import Tool
+from .decision import Decision
 
 __all__ = ["AuditRecord", "redact", "summarize_input"]
 
@@ -45,13 +48,16 @@ def _short(value: Any, limit: int) -> str:
     return f"<{type(value).__name__}>"
 
 
-def summarize_input(tool: str, args: Mapping[str, Any]) -> str:
-    """A short, secret-masked summary of a call's arguments for logs and events."""
-    if tool == "bash":
-        return _short(args.get("command"), _MAX_SUMMARY)
+def summarize_input(tool: Tool, args: Mapping[str, Any]) -> str:
+    """A short, secret-masked summary of a call's arguments for logs and events:
+    a command in full (up to a limit); otherwise each argument, with texts that
+    are not the tool's subject, path or display argument given as a length."""
+    if tool.family == "command":
+        return _short(tool.subject(dict(args)), _MAX_SUMMARY)
+    shown = {*tool.path_args, tool.display_key, tool.subject_arg}
     parts: list[str] = []
     for key, value in args.items():
-        if key in ("content", "old_string", "new_string") and isinstance(value, str):
+        if key not in shown and isinstance(value, str):
             parts.append(f"{key}=<{len(value)} chars>")
         else:
             parts.append(f"{key}={_short(value, 80)}")
@@ -61,37 +67,82 @@ def summarize_input(tool: str, args: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AuditRecord:
-    """One permission decision: which tool, on what, the outcome, and what decided it."""
+    """One permission event: a decision (``kind="permission"``: the outcome and
+    what decided it) or how an "ask" was answered (``kind="approval"``)."""
 
+    kind: Literal["permission", "approval"]
     tool: str
     call_id: str
-    input_summary: str
-    outcome: str
-    reason: str
-    layer: str
-    decided_by: str
     mode: str
+    input_summary: str = ""
+    outcome: str = ""
+    reason: str = ""
+    layer: str = ""
+    decided_by: str = ""
     rules: tuple[tuple[str, str], ...] = ()  # (rule text, source label)
+    allowed: bool | None = None
+    by: str = ""
+    rules_added: tuple[str, ...] = ()
+    note: str | None = None
     at: float = field(default_factory=time.time)
 
     @classmethod
     def of(
-        cls, *, tool: str, call_id: str, args: Mapping[str, Any], verdict: Verdict, mode: str
+        cls, *, tool: Tool, call_id: str, args: Mapping[str, Any], decision: Decision, mode: str
     ) -> AuditRecord:
-        """The record of ``verdict`` for the call ``call_id`` of ``tool``."""
+        """The record of ``decision`` for the call ``call_id`` of ``tool``."""
         return cls(
-            tool=tool,
+            kind="permission",
+            tool=tool.name,
             call_id=call_id,
             input_summary=summarize_input(tool, args),
-            outcome=verdict.outcome,
-            reason=redact(verdict.reason),
-            layer=verdict.layer,
-            decided_by=redact(verdict.decided_by),
+            outcome=decision.outcome,
+            reason=redact(decision.reason),
+            layer=decision.layer,
+            decided_by=redact(decision.decided_by),
             mode=mode,
-            rules=tuple((r.text, r.source.label) for r in verdict.rules),
+            rules=tuple((r.text, r.source.label) for r in decision.rules),
+        )
+
+    @classmethod
+    def approval(
+        cls,
+        *,
+        tool: Tool,
+        call_id: str,
+        mode: str,
+        allowed: bool,
+        by: str,
+        rules_added: tuple[str, ...] = (),
+        note: str | None = None,
+    ) -> AuditRecord:
+        """The record of how the "ask" for ``call_id`` was answered, and by whom."""
+        return cls(
+            kind="approval",
+            tool=tool.name,
+            call_id=call_id,
+            mode=mode,
+            allowed=allowed,
+            by=by,
+            rules_added=rules_added,
+            note=redact(note) if note else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The marker line's fields (its ``type`` is ``kind``)."""
+        if self.kind == "approval":
+            data: dict[str, Any] = {
+                "call_id": self.call_id,
+                "tool": self.tool,
+                "allowed": self.allowed,
+                "by": self.by,
+                "rules_added": list(self.rules_added),
+                "mode": self.mode,
+                "at": self.at,
+            }
+            if self.note:
+                data["note"] = self.note
+            return data
         return {
             "kind": "permission_audit",
             "tool": self.tool,

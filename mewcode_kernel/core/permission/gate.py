@@ -1,9 +1,11 @@
-"""``EngineGate``: the permission engine behind the core's ``PermissionGate`` seam.
+"""``Gate``: the permission engine behind the core's ``PermissionGate`` seam.
 
 It holds the mode (switchable during a session), the rule set (config and
-settings files plus mutable session rules), turns every decision into an
-``AuditRecord``, and answers "always allow" by adding a session rule for
-exactly that command or path (optionally saved to the local settings file).
+settings files plus mutable session rules), turns every decision and every
+answered "ask" into an ``AuditRecord`` for one sink, and answers "always
+allow" by adding a session rule for exactly that command or path
+(optionally saved to the local settings file). A bare agent gets a ``Gate``
+with no rules.
 """
 
 from __future__ import annotations
@@ -12,33 +14,34 @@ import os
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from ..agent.gate import Decision
+from ..fs import Workspace
 from ..messages import ToolUseBlock
-from ..tools.base import Tool, ToolContext
-from ._bash import harmless_part
+from ..tools.base import Tool
+from ..tools.context import RunContext
 from .audit import AuditRecord
-from .commands import analyze
-from .engine import Mode, PermissionRequest, Verdict, _targets, categorize, decide, parse_mode
+from .decision import Decision
+from .engine import decide
 from .matcher import has_glob_chars
-from .rules import BUILTIN, SESSION, Rule, RuleSet, RuleSource, parse_rule
-from .sandbox import Sandbox
+from .modes import Mode, parse_mode
+from .request import PermissionRequest, categorize
+from .rules import SESSION, Rule, RuleProblem, RuleSet, RuleSource, parse_rule
 from .settings import LOCAL_SETTINGS, load_project_settings, rules_from_permissions
 from .settings import save_local_rule as _save_local_rule
+from .shell.analysis import analyze
+from .shell.decide import harmless_part
+from .targets import targets_of
 
-__all__ = ["BUILTIN_ALLOW", "EngineGate", "suggest_rules"]
+__all__ = ["Gate", "suggest_rules"]
 
-BUILTIN_ALLOW: tuple[str, ...] = (
-    "Agent",
-    "TaskList",
-    "TaskGet",
-    "TaskStop",
-    "SendMessage",
-    "load_skill",
-)
 _AUDIT_KEEP = 500
 _CONTEXTS_KEEP = 64
+# How far each mode lets a call go; a subagent's mode is capped at its parent's.
+_LENIENCY: dict[Mode, int] = {
+    "plan": 0, "dontAsk": 1, "default": 2, "acceptEdits": 3, "bypassPermissions": 4,
+}  # fmt: skip
+_RULE_NAME = {"agent": "Agent", "skill": "Skill"}
 
 
 def _path_rule(name: str, resolved_rel: str | None, path: str) -> str:
@@ -53,27 +56,31 @@ def _path_rule(name: str, resolved_rel: str | None, path: str) -> str:
     return f"{name}({spec})"
 
 
-def suggest_rules(request: PermissionRequest, sandbox: Sandbox) -> list[str]:
+def _command_rules(request: PermissionRequest, workspace: Workspace) -> list[str]:
+    command = request.subject
+    if command is None or not command.strip():
+        return []
+    analysis = analyze(command)
+    parts = [p for p in analysis.parts if not harmless_part(p, workspace)]
+    if not parts and not analysis.opaque:
+        return []
+    simple = not analysis.opaque and parts and all(
+        p.text and not p.redirects and not p.risky_env and "*" not in p.text
+        and not p.text.startswith(("=", "!")) and not (p.text.startswith("~") and not p.text.startswith("~/"))
+        for p in parts
+    )  # fmt: skip
+    name = "Bash" if "Bash" in request.names else request.tool
+    if simple:
+        return list(dict.fromkeys(f"{name}({p.text})" for p in parts))
+    return [f"{name}(={command.strip()})"]
+
+
+def suggest_rules(request: PermissionRequest, workspace: Workspace) -> list[str]:
     """Allow rules for exactly this call: ``Bash(npm test)``, ``Edit(./src/app.py)``, ..."""
-    tool = request.tool
-    if tool == "bash":
-        command = request.input.get("command")
-        if not isinstance(command, str) or not command.strip():
-            return []
-        analysis = analyze(command)
-        parts = [p for p in analysis.parts if not harmless_part(p, sandbox)]
-        if not parts and not analysis.opaque:
-            return []
-        simple = not analysis.opaque and parts and all(
-            p.text and not p.redirects and not p.risky_env and "*" not in p.text
-            and not p.text.startswith(("=", "!")) and not (p.text.startswith("~") and not p.text.startswith("~/"))
-            for p in parts
-        )  # fmt: skip
-        if simple:
-            return list(dict.fromkeys(f"Bash({p.text})" for p in parts))
-        return [f"Bash(={command.strip()})"]
-    if request.path_args or tool in ("glob", "grep"):
-        targets, problem = _targets(request, sandbox)
+    if request.family == "command":
+        return _command_rules(request, workspace)
+    if request.file_family:
+        targets, problem = targets_of(request, workspace)
         if problem or not targets:
             return []
         name = "Read" if request.category == "read" else "Edit"
@@ -84,23 +91,24 @@ def suggest_rules(request: PermissionRequest, sandbox: Sandbox) -> list[str]:
                 if t.resolved.inside or not t.write  # writes outside always ask
             )
         )
-    if tool == "Agent":
-        kind = request.input.get("subagent_type")
-        return [f"Agent({kind})" if isinstance(kind, str) and kind.isidentifier() else "Agent"]
-    if tool == "load_skill":
-        name = request.input.get("name")
-        return [f"Skill({name})" if isinstance(name, str) and name and "(" not in name else "Skill"]
-    return [tool]
+    rule_name = _RULE_NAME.get(request.family)
+    if rule_name is not None:
+        subject = request.subject
+        usable = isinstance(subject, str) and subject and "(" not in subject
+        if request.family == "agent":
+            usable = usable and subject.isidentifier()  # type: ignore[union-attr]
+        return [f"{rule_name}({subject})" if usable else rule_name]
+    return [request.tool]
 
 
-class EngineGate:
+class Gate:
     """The permission gate backed by ``engine.decide``.
 
     ``rules`` are the configured rules; session rules added by ``remember``
-    live in the same set with the source ``session``. ``on_audit`` is called
-    with every ``AuditRecord``; the last records are also kept in
-    ``audit_log``. ``builtin_allow`` lists tools allowed unless a rule says
-    otherwise (plan mode still refuses those that are not read-only).
+    live in the same set with the source ``session``. ``on_audit`` receives
+    every ``AuditRecord`` (decisions and answered asks); the last records are
+    also kept in ``audit_log``. ``home`` and ``case_insensitive`` override
+    what path resolution assumes (tests).
     """
 
     def __init__(
@@ -112,24 +120,21 @@ class EngineGate:
         additional_dirs: Iterable[Path] = (),
         on_audit: Callable[[AuditRecord], None] | None = None,
         bypass_disabled: bool = False,
-        builtin_allow: Iterable[str] = BUILTIN_ALLOW,
         case_insensitive: bool | None = None,
         home: str | None = None,
     ) -> None:
         self.rules = rules if rules is not None else RuleSet()
-        for name in builtin_allow:
-            self.rules.add_text(name, "allow", BUILTIN)
         self.bypass_disabled = bypass_disabled
         self._mode: Mode = "default"
         self.mode = mode
         self.root = root
-        self.additional_dirs = tuple(additional_dirs)
+        self._additional_dirs = tuple(additional_dirs)
         self.on_audit = on_audit
         self.audit_log: deque[AuditRecord] = deque(maxlen=_AUDIT_KEEP)
         self._case_insensitive = case_insensitive
         self._home = home
-        self._sandboxes: dict[tuple[str, tuple[str, ...]], Sandbox] = {}
-        self._contexts: OrderedDict[str, ToolContext] = OrderedDict()
+        self._workspaces: dict[tuple[str, tuple[str, ...]], Workspace] = {}
+        self._contexts: OrderedDict[str, RunContext] = OrderedDict()
 
     @classmethod
     def for_project(
@@ -139,7 +144,7 @@ class EngineGate:
         mode: Mode | None = None,
         config_permissions: Iterable[tuple[Any, RuleSource]] = (),
         **kwargs: Any,
-    ) -> EngineGate:
+    ) -> Gate:
         """A gate with the rules of ``config_permissions`` (each a ``permissions``
         section and its source) and of the project's settings files."""
         rules = RuleSet()
@@ -156,24 +161,27 @@ class EngineGate:
             **kwargs,
         )
 
-    def derive(self, *, mode: Mode | None = None) -> EngineGate:
-        """A gate for a subagent: the same rules (session rules included), sandbox
-        settings and audit sink, with its own ``mode``."""
-        child = EngineGate(
+    def derive(self, *, mode: Mode | None = None) -> Gate:
+        """A gate for a subagent: the same rules (session rules included),
+        directories and audit sink, with its own ``mode``, never more lenient
+        than this gate's."""
+        wanted = mode or self._mode
+        if _LENIENCY[wanted] > _LENIENCY[self._mode]:
+            wanted = self._mode
+        child = Gate(
             rules=self.rules,
-            mode=mode or self._mode,
+            mode=wanted,
             root=self.root,
-            additional_dirs=self.additional_dirs,
+            additional_dirs=self._additional_dirs,
             on_audit=self.on_audit,
             bypass_disabled=self.bypass_disabled,
-            builtin_allow=(),
             case_insensitive=self._case_insensitive,
             home=self._home,
         )
-        child._sandboxes = self._sandboxes
+        child._workspaces = self._workspaces
         return child
 
-    # ---- mode ---------------------------------------------------------------
+    # ---- what callers read ------------------------------------------------------
 
     @property
     def mode(self) -> Mode:
@@ -188,53 +196,100 @@ class EngineGate:
             )
         self._mode = mode
 
+    @property
+    def additional_dirs(self) -> tuple[Path, ...]:
+        return self._additional_dirs
+
+    @property
+    def problems(self) -> list[RuleProblem]:
+        return list(self.rules.problems)
+
+    def list_rules(self) -> list[Rule]:
+        """The active rules, deny first, then ask, then allow (for ``/permissions``)."""
+        return self.rules.of("deny") + self.rules.of("ask") + self.rules.of("allow")
+
+    def session_rules(self) -> list[Rule]:
+        return [r for r in self.rules if r.source == SESSION]
+
     # ---- checking -------------------------------------------------------------
 
-    def sandbox(self, ctx: ToolContext) -> Sandbox:
-        """The sandbox for ``ctx``'s root and additional directories (cached)."""
+    def workspace(self, ctx: RunContext) -> Workspace:
+        """The workspace for ``ctx``'s root and the gate's and context's directories."""
         dirs = tuple(
-            dict.fromkeys(os.fspath(d) for d in (*ctx.additional_dirs, *self.additional_dirs))
+            dict.fromkeys(os.fspath(d) for d in (*ctx.additional_dirs, *self._additional_dirs))
         )
         key = (os.fspath(ctx.root), dirs)
-        box = self._sandboxes.get(key)
+        box = self._workspaces.get(key)
         if box is None:
-            box = Sandbox(ctx.root, dirs, home=self._home, case_insensitive=self._case_insensitive)
-            self._sandboxes[key] = box
+            box = Workspace(
+                ctx.root, dirs, home=self._home, case_insensitive=self._case_insensitive
+            )
+            self._workspaces[key] = box
         return box
 
-    def evaluate(self, call: ToolUseBlock, tool: Tool, ctx: ToolContext) -> Verdict:
-        """The engine's verdict for ``call`` (no audit, no side effects)."""
-        request = PermissionRequest.from_call(call, tool)
-        return decide(request, self.rules, self._mode, sandbox=self.sandbox(ctx))
+    def _request(self, call: ToolUseBlock, tool: Tool, ctx: RunContext) -> PermissionRequest:
+        families = ctx.services.tools.rule_families() if ctx.services is not None else None
+        return PermissionRequest.from_call(call, tool, families)
 
-    async def check(self, call: ToolUseBlock, tool: Tool, ctx: ToolContext) -> Decision:
-        """Decide ``call``; records an ``AuditRecord`` and reports it to ``on_audit``."""
+    def evaluate(self, call: ToolUseBlock, tool: Tool, ctx: RunContext) -> Decision:
+        """The engine's decision for ``call`` (no audit, no side effects)."""
+        return decide(
+            self._request(call, tool, ctx), self.rules, self._mode, workspace=self.workspace(ctx)
+        )
+
+    async def check(self, call: ToolUseBlock, tool: Tool, ctx: RunContext) -> Decision:
+        """Decide ``call``; records an ``AuditRecord`` and hands it to ``on_audit``."""
         self._contexts[call.id] = ctx
         while len(self._contexts) > _CONTEXTS_KEEP:
             self._contexts.popitem(last=False)
-        verdict = self.evaluate(call, tool, ctx)
-        record = AuditRecord.of(
-            tool=tool.name, call_id=call.id, args=call.input, verdict=verdict, mode=self._mode
+        decision = self.evaluate(call, tool, ctx)
+        self._record(
+            AuditRecord.of(
+                tool=tool, call_id=call.id, args=call.input, decision=decision, mode=self._mode
+            )
         )
+        return decision
+
+    def record_approval(
+        self,
+        call: ToolUseBlock,
+        tool: Tool,
+        *,
+        allowed: bool,
+        by: Literal["user", "headless", "hook"],
+        rules_added: tuple[str, ...] = (),
+        note: str | None = None,
+    ) -> None:
+        self._record(
+            AuditRecord.approval(
+                tool=tool,
+                call_id=call.id,
+                mode=self._mode,
+                allowed=allowed,
+                by=by,
+                rules_added=rules_added,
+                note=note,
+            )
+        )
+
+    def _record(self, record: AuditRecord) -> None:
         self.audit_log.append(record)
         if self.on_audit is not None:
             self.on_audit(record)
-        return verdict.to_decision()
 
     # ---- "always allow" ---------------------------------------------------------
 
-    def _context_for(self, call: ToolUseBlock) -> ToolContext | None:
+    def _context_for(self, call: ToolUseBlock) -> RunContext | None:
         ctx = self._contexts.get(call.id)
         if ctx is None and self.root is not None:
-            ctx = ToolContext(root=self.root)
+            ctx = RunContext(root=self.root)
         return ctx
 
     def suggest(self, call: ToolUseBlock, tool: Tool) -> list[str]:
-        """The rules ``remember`` would add for ``call``."""
         ctx = self._context_for(call)
         if ctx is None:
             return []
-        return suggest_rules(PermissionRequest.from_call(call, tool), self.sandbox(ctx))
+        return suggest_rules(self._request(call, tool, ctx), self.workspace(ctx))
 
     def remember(self, call: ToolUseBlock, tool: Tool, *, save: bool = False) -> list[str]:
         """After "always allow": allow exactly this command / path for the session,
@@ -246,9 +301,6 @@ class EngineGate:
             else:
                 self.rules.add_text(text, "allow", SESSION)
         return texts
-
-    def session_rules(self) -> list[Rule]:
-        return [r for r in self.rules if r.source == SESSION]
 
     def save_local_rule(self, rule: str | Rule) -> Path:
         """Write ``rule`` to ``<root>/.mewcode/settings.local.yaml`` and keep it active."""
@@ -265,15 +317,11 @@ class EngineGate:
         self.rules.add(saved)
         return path
 
-    # ---- what the model and the person see -------------------------------------
+    # ---- what the model sees ------------------------------------------------------
 
-    def offered_tools(self, registry: Iterable[Tool]) -> list[Tool]:
+    def offered_tools(self, tools: Iterable[Tool]) -> list[Tool]:
         """The tools to offer the model: in plan mode only the read-only ones."""
-        tools = list(registry)
+        listed = list(tools)
         if self._mode == "plan":
-            return [t for t in tools if categorize(t) == "read"]
-        return tools
-
-    def list_rules(self) -> list[Rule]:
-        """The active rules, deny first, then ask, then allow (for ``/permissions``)."""
-        return self.rules.of("deny") + self.rules.of("ask") + self.rules.of("allow")
+            return [t for t in listed if categorize(t) == "read"]
+        return listed

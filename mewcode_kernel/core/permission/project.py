@@ -1,4 +1,4 @@
-"""Build a project's ``EngineGate`` from its resolved config and settings files."""
+"""Build a project's ``Gate`` from its resolved config and settings files."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 from ..config import ConfiguredRule
 from .audit import AuditRecord
-from .engine import Mode
-from .gate import EngineGate
+from .gate import Gate
+from .modes import Mode
 from .rules import RuleSource
 
 __all__ = ["gate_for_project"]
@@ -22,7 +22,7 @@ def gate_for_project(
     *,
     mode: Mode | None = None,
     on_audit: Callable[[AuditRecord], None] | None = None,
-) -> EngineGate:
+) -> Gate:
     """The gate for ``root``: rules from ``.mewcode.yaml`` / ``~/.mewcode/config.yaml``
     (as resolved by the config loader, each with its file) plus the project's
     ``.claude/settings*.json`` and ``.mewcode/settings.local.yaml``. Bad rules are
@@ -34,6 +34,6 @@ def gate_for_project(
         (dict(block), RuleSource(label=source, path=Path(source), base=root))
         for source, block in sections.items()
     ]
-    return EngineGate.for_project(
+    return Gate.for_project(
         root, mode=mode, config_permissions=config_permissions, on_audit=on_audit
     )

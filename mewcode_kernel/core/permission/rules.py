@@ -31,7 +31,7 @@ import os
 import posixpath
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -61,34 +61,22 @@ __all__ = [
     "RuleSource",
     "parse_rule",
     "path_rule_prefix",
-    "rule_names_for",
 ]
 
 Behavior = Literal["allow", "ask", "deny"]
 BEHAVIORS: tuple[Behavior, ...] = ("deny", "ask", "allow")
 RuleFamily = Literal["read", "edit", "command", "agent", "skill", "mcp", "other"]
 
-_READ_NAMES = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead", "read_file", "glob", "grep"})
-_EDIT_NAMES = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "edit_file"})
-_FAMILIES: dict[str, RuleFamily] = {
-    **dict.fromkeys(_READ_NAMES, "read"),
-    **dict.fromkeys(_EDIT_NAMES, "edit"),
+# Claude Code's rule vocabulary: how a rule naming one of these reads its
+# specifier. A rule naming a tool directly (``read_file(...)``, ``RunPython(...)``)
+# reads it the way that tool's own ``family`` says, decided when it is matched.
+_VOCABULARY: dict[str, RuleFamily] = {
+    **dict.fromkeys(("Read", "Glob", "Grep", "LS", "NotebookRead"), "read"),
+    **dict.fromkeys(("Edit", "Write", "MultiEdit", "NotebookEdit"), "edit"),
     "Bash": "command",
-    "bash": "command",
     "Agent": "agent",
     "Task": "agent",
     "Skill": "skill",
-    "load_skill": "skill",
-}
-_TOOL_NAMES: dict[str, frozenset[str]] = {
-    "read_file": frozenset({"Read", "read_file"}),
-    "glob": frozenset({"Read", "Glob", "glob"}),
-    "grep": frozenset({"Read", "Grep", "grep"}),
-    "write_file": frozenset({"Edit", "Write", "write_file"}),
-    "edit_file": frozenset({"Edit", "Write", "MultiEdit", "edit_file"}),
-    "bash": frozenset({"Bash", "bash"}),
-    "Agent": frozenset({"Agent", "Task"}),
-    "load_skill": frozenset({"Skill", "load_skill"}),
 }
 _RULE = re.compile(r"(?P<tool>[A-Za-z_][A-Za-z0-9_\-]*\*?)(?:\((?P<spec>.*)\))?", re.DOTALL)
 _SHELL_PREFIXES = ("do ", "then ", "else ", "{ ", "! ")
@@ -131,22 +119,25 @@ class RuleProblem:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Rule:
-    """One parsed rule. ``specifier`` is ``None`` when the rule covers every call."""
+    """One parsed rule. ``specifier`` is ``None`` when the rule covers every call.
+    ``family`` is ``None`` for a rule naming a tool outside Claude Code's
+    vocabulary: the tool it is matched against says how to read it."""
 
     text: str
     behavior: Behavior
     tool: str
     specifier: str | None
     source: RuleSource
-    family: RuleFamily
+    family: RuleFamily | None
     notes: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.text
 
-    def applies_to(self, tool_name: str) -> bool:
-        """Whether this rule names ``tool_name`` (directly, via Claude's name, or MCP forms)."""
-        if self.tool in rule_names_for(tool_name):
+    def covers(self, tool_name: str, names: frozenset[str]) -> bool:
+        """Whether this rule names the tool ``tool_name``, known to rules as
+        ``names`` (its own name and its aliases), or matches it as an MCP form."""
+        if self.tool in names:
             return True
         if self.tool.startswith("mcp__") and tool_name.startswith("mcp__"):
             if self.tool.endswith("*"):
@@ -154,9 +145,14 @@ class Rule:
             return self.tool.count("__") == 1 and tool_name.startswith(self.tool + "__")
         return False
 
+    def family_in(self, families: Mapping[str, RuleFamily]) -> RuleFamily:
+        """The family this rule's specifier is read in, given the families of
+        the tools it may name (rule name -> family)."""
+        return self.family or families.get(self.tool, "other")
+
     def command_matcher(self) -> Matcher:
         assert self.specifier is not None
-        return _command_matcher(self.specifier)
+        return _command_matcher(_normalise_command_spec(self.specifier)[0])
 
     def text_matcher(self) -> Matcher:
         assert self.specifier is not None
@@ -169,15 +165,10 @@ class Rule:
         return _path_matcher(self.specifier, base, home, ignore_case)
 
 
-def rule_names_for(tool_name: str) -> frozenset[str]:
-    """The rule tool names that cover the MewCode tool ``tool_name``."""
-    return _TOOL_NAMES.get(tool_name, frozenset({tool_name}))
-
-
-def _family(tool: str) -> RuleFamily:
+def _family(tool: str) -> RuleFamily | None:
     if tool.startswith("mcp__"):
         return "mcp"
-    return _FAMILIES.get(tool, "other")
+    return _VOCABULARY.get(tool)
 
 
 @lru_cache(maxsize=512)
@@ -303,7 +294,7 @@ def parse_rule(text: object, behavior: Behavior, source: RuleSource) -> Rule:
         spec = spec.strip()
         if family == "command":
             spec, notes = _normalise_command_spec(spec)
-        if spec in ("*", "**") and family != "read" and family != "edit":
+        if spec in ("*", "**") and family not in ("read", "edit", None):
             spec = None
     try:
         if spec is not None:
@@ -325,8 +316,11 @@ class RuleSet:
     """Rules in the order they were added, plus the problems met loading them."""
 
     def __init__(self, rules: Iterable[Rule] = (), problems: Iterable[RuleProblem] = ()) -> None:
-        self.rules: list[Rule] = list(rules)
+        self.rules: list[Rule] = []
+        self._seen: set[Rule] = set()
         self.problems: list[RuleProblem] = list(problems)
+        for rule in rules:
+            self.add(rule)
 
     def __iter__(self) -> Iterator[Rule]:
         return iter(self.rules)
@@ -339,10 +333,12 @@ class RuleSet:
         return [r for r in self.rules if r.behavior == behavior]
 
     def add(self, rule: Rule) -> None:
-        if rule not in self.rules:
+        if rule not in self._seen:
+            self._seen.add(rule)
             self.rules.append(rule)
 
     def remove(self, rule: Rule) -> None:
+        self._seen.discard(rule)
         self.rules = [r for r in self.rules if r != rule]
 
     def add_text(self, text: object, behavior: Behavior, source: RuleSource) -> Rule | None:

@@ -23,9 +23,9 @@ from typing import Any
 
 import yaml
 
-from .engine import MODES, Mode
+from ..fs import atomic_write_within
+from .modes import MODES, Mode
 from .rules import BEHAVIORS, Behavior, RuleProblem, RuleSet, RuleSource, parse_rule
-from .sandbox import atomic_write_within
 
 __all__ = [
     "CLAUDE_SETTINGS",

@@ -33,6 +33,7 @@ import anthropic
 from ..events import ModelEvent, ResponseDone, TextDelta, ThinkingDelta, ToolCallStarted
 from ..messages import (
     Block,
+    ImageBlock,
     Message,
     RedactedThinkingBlock,
     TextBlock,
@@ -98,12 +99,35 @@ def _block(block: Block) -> dict[str, Any] | None:
         out: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": _wire_id(block.tool_use_id),
-            "content": block.content,
+            "content": _result_content(block),
         }
         if block.is_error:
             out["is_error"] = True
         return out
     raise TypeError(f"unsupported block: {type(block).__name__}")
+
+
+def _result_content(block: ToolResultBlock) -> str | list[dict[str, Any]]:
+    """Plain text as a string (as recorded); text and images as content blocks."""
+    if isinstance(block.content, str):
+        return block.content
+    parts: list[dict[str, Any]] = []
+    for part in block.content:
+        if isinstance(part, ImageBlock):
+            source = part.source
+            parts.append(
+                {
+                    "type": "image",
+                    "source": {
+                        "type": "base64",
+                        "media_type": source.media_type,
+                        "data": source.data,
+                    },
+                }
+            )
+        elif part.text:
+            parts.append({"type": "text", "text": part.text})
+    return parts or "(no output)"
 
 
 def _tool(spec: ToolSpec) -> dict[str, Any]:

@@ -31,7 +31,7 @@ def build_provider(
     the bundled demo cassette. ``record_to`` (default ``$MEWCODE_RECORD``)
     records a live provider's exchanges into a cassette as they happen.
     """
-    from .replay import DEMO_CASSETTE, ReplayProvider, make_http_client
+    from .recording.replay import DEMO_CASSETTE, ReplayProvider, make_http_client
 
     if replay_from is not None or settings.protocol == "replay":
         chosen = replay_from or os.environ.get(CASSETTE_ENV) or DEMO_CASSETTE
@@ -65,7 +65,7 @@ def provider_label(provider: Provider) -> str:
 async def close_provider(provider: Provider) -> None:
     """Close ``provider``'s HTTP client; a replay is closed without its drift check
     (it was switched away from, not finished)."""
-    from .replay import ReplayProvider
+    from .recording.replay import ReplayProvider
 
     if isinstance(provider, ReplayProvider):
         await provider.aclose(check=False)

@@ -65,6 +65,19 @@ _NO_KEY = "no-key"
 # --- request ------------------------------------------------------------------
 
 
+def _tool_text(block: ToolResultBlock) -> str:
+    """A tool result as text: Chat Completions takes no images in tool messages,
+    so each image is replaced by a line saying so."""
+    if isinstance(block.content, str):
+        return block.content
+    return "\n".join(
+        p.text
+        if isinstance(p, TextBlock)
+        else p.describe()[:-1] + " — not shown: this provider takes no images in tool results]"
+        for p in block.content
+    )
+
+
 def _convert(message: Message) -> list[dict[str, Any]]:
     texts = [b.text for b in message.content if isinstance(b, TextBlock) and b.text]
     if message.role == "user":
@@ -72,7 +85,7 @@ def _convert(message: Message) -> list[dict[str, Any]]:
             {
                 "role": "tool",
                 "tool_call_id": b.tool_use_id,
-                "content": f"Error: {b.content}" if b.is_error else b.content,
+                "content": f"Error: {_tool_text(b)}" if b.is_error else _tool_text(b),
             }
             for b in message.content
             if isinstance(b, ToolResultBlock)

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from ..errors import ToolError
+from ..fs import atomic_write_within
 
 __all__ = ["SNIFF_BYTES", "atomic_write_text", "check_text_sample", "read_text"]
 
@@ -44,54 +45,20 @@ def read_text(path: Path, shown: str) -> str:
         ) from None
 
 
-def atomic_write_text(path: Path, content: str, roots: tuple[Path, ...] = ()) -> bool:
+def atomic_write_text(path: Path, content: str, roots: tuple[Path, ...]) -> bool:
     """Replace ``path`` with ``content`` (UTF-8) atomically; return True if it existed.
 
     The text goes to a temporary file in the same directory, is fsynced and
     renamed over the target, so readers see the old or the new file, never a
     torn one; an existing file keeps its permission bits. The directory is
-    reached from one of ``roots`` (default: the target's nearest existing
-    ancestor) without following any symlink, so a link planted between the
-    permission check and the write is refused rather than followed.
+    reached from one of ``roots`` (see ``Workspace.write_destination``)
+    without following any symlink, so a link planted between the permission
+    check and the write is refused rather than followed.
     """
-    from ..permission.sandbox import atomic_write_within
-
     existed = os.path.lexists(path)
-    atomic_write_within(path, content, roots or (_nearest_existing(path.parent),))
+    atomic_write_within(path, content, roots)
     _fsync_dir(path.parent)
     return existed
-
-
-def write_target(
-    root: Path, additional: tuple[Path, ...], raw: str
-) -> tuple[Path, tuple[Path, ...]]:
-    """Where a write of ``raw`` lands, and the directories it is reached from.
-
-    Resolved now, at the write, not trusted from the permission check: a path
-    that names a place inside the project but leads outside it through a
-    symlink (one swapped in after the check, say) is refused. A write outside
-    the project (one the person approved) is reached from its nearest existing
-    ancestor.
-    """
-    base = tuple(Path(os.path.abspath(r)) for r in (root, *additional))
-    real_roots = tuple(Path(os.path.realpath(r)) for r in base)
-    lexical = Path(os.path.normpath(os.path.join(root, os.path.expanduser(raw))))
-    target = Path(os.path.realpath(lexical))
-    inside_lexically = any(_within(lexical, r) for r in (*base, *real_roots))
-    containing = tuple(r for r in real_roots if _within(target, r))
-    if inside_lexically and not containing:
-        raise ToolError(f"refusing to write {raw}: it leads outside the project through a symlink")
-    return target, containing or (_nearest_existing(target.parent),)
-
-
-def _within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
-
-
-def _nearest_existing(directory: Path) -> Path:
-    while not directory.exists() and directory != directory.parent:
-        directory = directory.parent
-    return Path(os.path.realpath(directory))
 
 
 def _fsync_dir(directory: Path) -> None:

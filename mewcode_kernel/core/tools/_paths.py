@@ -2,7 +2,8 @@
 
 Tools accept paths relative to the project root, absolute paths and ``~``
 paths. They do not sandbox: the permission layer decides what is allowed,
-using the same resolution (``resolve_path``) so both see the same file.
+using the same resolver (the run context's ``workspace``) so both see the
+same file.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ import os
 from pathlib import Path
 
 from ..errors import ToolError
-from .base import ToolContext
+from .context import RunContext
 
-__all__ = ["display_path", "missing_path_error", "resolve_path"]
+__all__ = ["display_path", "missing_path_error", "resolve_path", "write_destination"]
 
 
-def resolve_path(ctx: ToolContext, p: str | os.PathLike[str]) -> Path:
+def resolve_path(ctx: RunContext, p: str | os.PathLike[str]) -> Path:
     """Absolute, normalised path for a tool argument: ``~`` expanded, relative
     paths joined to ``ctx.root``, ``..`` and symlinks resolved (the target
     need not exist)."""
@@ -26,13 +27,18 @@ def resolve_path(ctx: ToolContext, p: str | os.PathLike[str]) -> Path:
         raise ToolError("path is empty")
     if "\0" in text:
         raise ToolError("path contains a NUL character")
-    path = Path(text).expanduser()
-    if not path.is_absolute():
-        path = ctx.root.expanduser() / path
-    return path.resolve(strict=False)
+    return Path(ctx.workspace.resolve(text).path)
 
 
-def display_path(ctx: ToolContext, path: Path) -> str:
+def write_destination(ctx: RunContext, p: str) -> tuple[Path, tuple[Path, ...]]:
+    """Where a write of the tool argument ``p`` lands, and the directories it
+    is reached from without following a symlink (``Workspace.write_destination``)."""
+    resolve_path(ctx, p)  # validates the argument
+    target, roots = ctx.workspace.write_destination(p)
+    return Path(target), tuple(Path(r) for r in roots)
+
+
+def display_path(ctx: RunContext, path: Path) -> str:
     """``path`` as the model should see it: relative to the root when inside it."""
     root = ctx.root.expanduser().resolve(strict=False)
     try:
@@ -42,7 +48,7 @@ def display_path(ctx: ToolContext, path: Path) -> str:
     return rel.as_posix() if rel.parts else "."
 
 
-def missing_path_error(ctx: ToolContext, path: Path, *, what: str = "file") -> ToolError:
+def missing_path_error(ctx: RunContext, path: Path, *, what: str = "file") -> ToolError:
     """A ``ToolError`` for a path that does not exist, naming close matches."""
     shown = display_path(ctx, path)
     parent = path.parent

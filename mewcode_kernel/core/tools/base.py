@@ -1,41 +1,105 @@
-"""The tool seam: a dataclass the loop can run, and a decorator that builds one
-from a typed async function (arguments validated by pydantic)."""
+"""The tool seam: a ``Tool`` the loop can run, described by its own metadata,
+and a decorator that builds one from a typed async function (arguments
+validated by pydantic).
+
+Everything the rest of the core needs to know about a tool is on the tool:
+whether it only reads, the permission rule family and rule names that cover
+it, the argument a rule or a row shows, its path arguments, whether it walks
+a directory tree, how its files count for context tracking, and whether a
+background subagent may use it. No module outside a tool names a tool.
+"""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from ..errors import ToolError
+from ..messages import ImageBlock, TextBlock
 from ..providers.base import ToolSpec
 
-__all__ = ["Tool", "ToolContext", "ToolKind", "ToolRegistry", "tool"]
+if TYPE_CHECKING:
+    from .context import RunContext
+
+__all__ = [
+    "FileEffect",
+    "LargeOutput",
+    "RuleFamily",
+    "SearchSpec",
+    "Tool",
+    "ToolKind",
+    "ToolOutput",
+    "tool",
+]
 
 ToolKind = Literal["read", "edit", "exec", "other"]
+"""What a call does, for the permission engine: reads, edits files, runs
+commands or external tools, or something else."""
+
+RuleFamily = Literal["read", "edit", "command", "agent", "skill", "mcp", "other"]
+"""How a permission rule's specifier is read for this tool: as paths
+(``read``/``edit``), as a shell command (``command``), or as text matched
+against the tool's subject argument (the rest)."""
+
+FileEffect = Literal["read", "edited"]
+LargeOutput = Literal["offload", "reread"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class ToolContext:
-    """What a tool may know about where it runs."""
+class SearchSpec:
+    """A tool that walks a directory tree: its path argument defaults to the
+    root and ``pattern_arg`` may name paths of its own. With
+    ``pattern_sets_base`` an absolute pattern is searched from its own base
+    (glob); otherwise it narrows the path argument (grep's file filter)."""
 
-    root: Path
-    session_dir: Path | None = None
-    additional_dirs: tuple[Path, ...] = ()
+    pattern_arg: str
+    pattern_sets_base: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolOutput:
+    """A tool's result when plain text is not enough: text and image parts,
+    and whether it is an error the model should hear about."""
+
+    content: list[TextBlock | ImageBlock]
+    is_error: bool = False
+
+    @classmethod
+    def text(cls, text: str, *, is_error: bool = False) -> ToolOutput:
+        return cls(content=[TextBlock(text=text)], is_error=is_error)
+
+
+ToolRun = Callable[["RunContext", dict[str, Any]], Awaitable["str | ToolOutput"]]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Tool:
-    """A tool offered to the model.
+    """A tool offered to the model, with what the core needs to know about it.
 
-    ``read_only`` drives both batching (read-only calls run concurrently) and
-    plan mode (only read-only tools are offered). ``kind`` tells the permission
-    engine which category the call falls in; ``path_args`` names the arguments
-    that are file-system paths, so they can be resolved and sandboxed.
+    * ``read_only``: drives batching (read-only calls run concurrently) and
+      plan mode (only read-only tools are offered). ``kind``: the category
+      the permission engine judges the call by.
+    * ``family`` and ``rule_names``: which permission rules cover the tool
+      (its own name always does; ``Read``, ``Bash``, ... as Claude Code
+      writes them) and how their specifiers are read. ``subject_arg``: the
+      argument a text or command specifier is matched against.
+    * ``path_args``: arguments that are file-system paths, resolved and
+      checked before the call; ``search``: set for tools that walk a tree.
+      ``reads_paths``: a non-read tool that also reads its paths (an edit),
+      so Read deny rules apply to it.
+    * ``display_key``: the argument a row or card shows; ``file_effect``:
+      how the call's ``path`` counts for context tracking; ``large_output``:
+      what to do with a result too large for the conversation (``offload``
+      it to a file, or tell the model to ``reread`` in parts).
+    * ``background_ok``: offered to background subagents; ``system``:
+      exempt from tool allowlists (``load_skill``); ``default_allow``:
+      allowed unless a rule says otherwise, because what it does is checked
+      on its own (a subagent's calls) or cannot change anything outside the
+      agent (the task table).
     """
 
     name: str
@@ -43,8 +107,19 @@ class Tool:
     input_schema: dict[str, Any]
     read_only: bool
     kind: ToolKind
-    run: Callable[[ToolContext, dict[str, Any]], Awaitable[str]]
+    run: ToolRun
+    family: RuleFamily = "other"
+    rule_names: frozenset[str] = frozenset()
+    subject_arg: str | None = None
     path_args: tuple[str, ...] = ()
+    search: SearchSpec | None = None
+    reads_paths: bool = False
+    display_key: str | None = None
+    file_effect: FileEffect | None = None
+    large_output: LargeOutput = "offload"
+    background_ok: bool = False
+    system: bool = False
+    default_allow: bool = False
     annotations: dict[str, Any] = field(default_factory=dict)
 
     def spec(self) -> ToolSpec:
@@ -52,7 +127,32 @@ class Tool:
             name=self.name, description=self.description, input_schema=self.input_schema
         )
 
-    async def call(self, ctx: ToolContext, args: dict[str, Any]) -> str:
+    @property
+    def names_for_rules(self) -> frozenset[str]:
+        """Every rule tool name that covers this tool (its own name included)."""
+        return self.rule_names | {self.name}
+
+    def subject(self, args: dict[str, Any]) -> str | None:
+        """The value a text or command rule specifier is matched against."""
+        key = self.subject_arg
+        if key is None:
+            required = self.input_schema.get("required") or list(
+                self.input_schema.get("properties") or {}
+            )
+            key = required[0] if required else None
+        value = args.get(key) if key else None
+        return value if isinstance(value, str) else None
+
+    def display(self, args: dict[str, Any]) -> str:
+        """The one argument worth showing in a row, first line only (``""`` if none)."""
+        value = args.get(self.display_key) if self.display_key else None
+        if not isinstance(value, str) or not value:
+            value = next((args[k] for k in self.path_args if isinstance(args.get(k), str)), None)
+        if not isinstance(value, str) or not value:
+            value = next((v for v in args.values() if isinstance(v, str) and v), "")
+        return value.strip().splitlines()[0] if value.strip() else ""
+
+    async def call(self, ctx: RunContext, args: dict[str, Any]) -> str | ToolOutput:
         """Run the tool. Raises ``ToolError`` for anything the model should hear about."""
         return await self.run(ctx, args)
 
@@ -63,14 +163,16 @@ def tool(
     read_only: bool,
     kind: ToolKind,
     path_args: Iterable[str] = (),
-) -> Callable[[Callable[..., Awaitable[str]]], Tool]:
-    """Build a ``Tool`` from ``async def f(ctx: ToolContext, arg: T, ...) -> str``.
+    **meta: Any,
+) -> Callable[[Callable[..., Awaitable[str | ToolOutput]]], Tool]:
+    """Build a ``Tool`` from ``async def f(ctx: RunContext, arg: T, ...) -> str``.
 
     The docstring is the description; parameters after ``ctx`` become the JSON
     schema (use ``Annotated[T, Field(description=...)]`` for per-field help).
+    ``meta`` sets the other ``Tool`` fields (``family``, ``rule_names``, ...).
     """
 
-    def build(fn: Callable[..., Awaitable[str]]) -> Tool:
+    def build(fn: Callable[..., Awaitable[str | ToolOutput]]) -> Tool:
         sig = inspect.signature(fn)
         hints = get_type_hints(fn, include_extras=True)
         fields: dict[str, Any] = {}
@@ -83,7 +185,7 @@ def tool(
         schema = _clean_schema(model.model_json_schema())
         tool_name = name or fn.__name__
 
-        async def run(ctx: ToolContext, args: dict[str, Any]) -> str:
+        async def run(ctx: RunContext, args: dict[str, Any]) -> str | ToolOutput:
             try:
                 parsed = model.model_validate(args)
             except ValidationError as exc:
@@ -98,6 +200,7 @@ def tool(
             kind=kind,
             run=run,
             path_args=tuple(path_args),
+            **meta,
         )
 
     return build
@@ -117,36 +220,3 @@ def _describe_validation(tool_name: str, exc: ValidationError) -> str:
         loc = ".".join(str(p) for p in err["loc"]) or "(arguments)"
         parts.append(f"{loc}: {err['msg']}")
     return f"invalid arguments for {tool_name}: " + "; ".join(parts)
-
-
-class ToolRegistry:
-    """Tools by name, in a stable order (the order they were added)."""
-
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
-        self._tools: dict[str, Tool] = {}
-        for t in tools:
-            self.add(t)
-
-    def add(self, t: Tool) -> None:
-        if t.name in self._tools:
-            raise ValueError(f"tool {t.name!r} is already registered")
-        self._tools[t.name] = t
-
-    def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._tools
-
-    def __iter__(self):  # type: ignore[no-untyped-def]
-        return iter(self._tools.values())
-
-    def __len__(self) -> int:
-        return len(self._tools)
-
-    @property
-    def names(self) -> list[str]:
-        return list(self._tools)
-
-    def specs(self, *, read_only_only: bool = False) -> list[ToolSpec]:
-        return [t.spec() for t in self._tools.values() if t.read_only or not read_only_only]

@@ -5,7 +5,8 @@ the call is cancelled, the whole group gets SIGTERM, then SIGKILL after a
 short grace, so background children die with it. Processes the command left
 running in the background are stopped the same way when it exits (otherwise
 they would hold the output pipe open); only a process that detaches itself
-into a new session (``setsid``) survives.
+into a new session (``setsid``) survives. Output is reported as it arrives
+(the run context's progress events), so a long command shows what it prints.
 
 The environment is the kernel's, minus provider credentials: variables whose
 names end in ``_API_KEY`` (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ...)
@@ -15,16 +16,18 @@ and ``ANTHROPIC_AUTH_TOKEN`` are removed so they cannot leak into output.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import os
 import signal
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Annotated, Any
 
 from pydantic import Field
 
 from ..errors import ToolError
-from .base import ToolContext, tool
+from .base import tool
+from .context import RunContext
 
 __all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "bash", "command_env"]
 
@@ -38,9 +41,17 @@ _SECRET_NAMES = frozenset({"ANTHROPIC_AUTH_TOKEN"})
 _background: set[asyncio.Future[None]] = set()
 
 
-@tool(read_only=False, kind="exec")
+@tool(
+    read_only=False,
+    kind="exec",
+    family="command",
+    rule_names=frozenset({"Bash"}),
+    subject_arg="command",
+    display_key="command",
+    background_ok=True,
+)
 async def bash(
-    ctx: ToolContext,
+    ctx: RunContext,
     command: Annotated[str, Field(description="The bash command line to run.")],
     timeout: Annotated[  # noqa: ASYNC109 - the model-facing argument
         float | None,
@@ -80,7 +91,7 @@ async def bash(
     loop = asyncio.get_running_loop()
     spawn = asyncio.ensure_future(
         loop.subprocess_exec(
-            lambda: _Command(loop),
+            lambda: _Command(loop, lambda text: ctx.progress(output=text)),
             "/bin/bash",
             "-c",
             command,
@@ -188,13 +199,22 @@ class _Command(asyncio.SubprocessProtocol):
     """Collects the merged output and notices the exit of the command itself,
     which can come long before its output closes (children may hold it)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, on_output: Callable[[str], None] | None = None
+    ) -> None:
         self.capture = _Capture()
+        self._on_output = on_output
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self.exited: asyncio.Future[None] = loop.create_future()
         self.output_closed: asyncio.Future[None] = loop.create_future()
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
-        self.capture.feed(data if isinstance(data, bytes) else data.encode())
+        raw = data if isinstance(data, bytes) else data.encode()
+        self.capture.feed(raw)
+        if self._on_output is not None:
+            text = self._decoder.decode(raw)
+            if text:
+                self._on_output(text)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if not self.output_closed.done():

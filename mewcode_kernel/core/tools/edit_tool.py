@@ -11,9 +11,10 @@ from typing import Annotated
 from pydantic import Field
 
 from ..errors import ToolError
-from ._files import atomic_write_text, read_text, write_target
-from ._paths import display_path, missing_path_error, resolve_path
-from .base import ToolContext, tool
+from ._files import atomic_write_text, read_text
+from ._paths import display_path, missing_path_error, write_destination
+from .base import tool
+from .context import RunContext
 
 __all__ = ["edit_file"]
 
@@ -22,9 +23,19 @@ _SNIPPET_MAX_LINES = 30
 _LINE_NUMBER_PREFIX = re.compile(r"^\s*\d+\t")
 
 
-@tool(read_only=False, kind="edit", path_args=("path",))
+@tool(
+    read_only=False,
+    kind="edit",
+    path_args=("path",),
+    family="edit",
+    rule_names=frozenset({"Edit", "Write", "MultiEdit"}),
+    reads_paths=True,
+    display_key="path",
+    file_effect="edited",
+    background_ok=True,
+)
 async def edit_file(
-    ctx: ToolContext,
+    ctx: RunContext,
     path: Annotated[
         str, Field(description="File to edit: relative to the project root, or absolute.")
     ],
@@ -49,8 +60,7 @@ async def edit_file(
     """
     if old_string == new_string:
         raise ToolError("old_string and new_string are identical; the edit would change nothing")
-    resolve_path(ctx, path)  # validates the argument
-    target, roots = write_target(ctx.root, ctx.additional_dirs, path)
+    target, roots = write_destination(ctx, path)
     shown = display_path(ctx, target)
     try:
         return await asyncio.to_thread(
@@ -61,7 +71,7 @@ async def edit_file(
 
 
 def _edit(
-    ctx: ToolContext,
+    ctx: RunContext,
     target: Path,
     roots: tuple[Path, ...],
     shown: str,

@@ -11,19 +11,29 @@ from typing import Annotated
 from pydantic import Field
 
 from ..errors import ToolError
-from ._globpat import GlobError, expand_braces, has_magic, translate, translate_component
-from ._ignore import SearchScope, walk_files
 from ._paths import display_path, missing_path_error, resolve_path
-from .base import ToolContext, tool
+from .base import SearchSpec, tool
+from .context import RunContext
+from .search.globpat import GlobError, expand_braces, has_magic, translate, translate_component
+from .search.ignore import SearchScope, walk_files
 
 __all__ = ["MAX_RESULTS", "glob"]
 
 MAX_RESULTS = 200
 
 
-@tool(read_only=True, kind="read", path_args=("path",))
+@tool(
+    read_only=True,
+    kind="read",
+    path_args=("path",),
+    family="read",
+    rule_names=frozenset({"Read", "Glob"}),
+    search=SearchSpec(pattern_arg="pattern", pattern_sets_base=True),
+    display_key="pattern",
+    background_ok=True,
+)
 async def glob(
-    ctx: ToolContext,
+    ctx: RunContext,
     pattern: Annotated[
         str, Field(description='Glob to match, e.g. "**/*.py", "src/**/*.{ts,tsx}", "*.md".')
     ],
@@ -54,7 +64,7 @@ async def glob(
     return await asyncio.to_thread(_glob, ctx, base, pattern)
 
 
-def _glob(ctx: ToolContext, base: Path, pattern: str) -> str:
+def _glob(ctx: RunContext, base: Path, pattern: str) -> str:
     if not base.exists():
         raise missing_path_error(ctx, base, what="directory")
     if not base.is_dir():

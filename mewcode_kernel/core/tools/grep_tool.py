@@ -10,11 +10,13 @@ from typing import Annotated
 from pydantic import Field
 
 from ..errors import ToolError
-from ._globpat import GlobError
-from ._grep import FileFilter, GrepQuery, GrepResult, Mode, compile_pattern, search
-from ._ignore import SearchScope
 from ._paths import display_path, missing_path_error, resolve_path
-from .base import ToolContext, tool
+from .base import SearchSpec, tool
+from .context import RunContext
+from .search.globpat import GlobError
+from .search.ignore import SearchScope
+from .search.query import FileFilter, GrepQuery, GrepResult, Mode, compile_pattern
+from .search.run import search
 
 __all__ = ["DEFAULT_LIMITS", "MAX_LINE_CHARS", "format_result", "grep", "grep_text", "run_grep"]
 
@@ -23,9 +25,18 @@ MAX_LINE_CHARS = 500
 MAX_OUTPUT_CHARS = 128 * 1024
 
 
-@tool(read_only=True, kind="read", path_args=("path",))
+@tool(
+    read_only=True,
+    kind="read",
+    path_args=("path",),
+    family="read",
+    rule_names=frozenset({"Read", "Grep"}),
+    search=SearchSpec(pattern_arg="glob"),
+    display_key="pattern",
+    background_ok=True,
+)
 async def grep(
-    ctx: ToolContext,
+    ctx: RunContext,
     pattern: Annotated[
         str, Field(description="Regular expression (Python `re` syntax) to search for.")
     ],
@@ -88,7 +99,7 @@ async def grep(
 
 
 async def grep_text(
-    ctx: ToolContext,
+    ctx: RunContext,
     pattern: str,
     *,
     path: str | None = None,
@@ -116,7 +127,7 @@ async def grep_text(
 
 
 async def run_grep(
-    ctx: ToolContext,
+    ctx: RunContext,
     pattern: str,
     *,
     path: str | None = None,
@@ -134,7 +145,7 @@ async def run_grep(
 
 
 def _build_query(
-    ctx: ToolContext,
+    ctx: RunContext,
     pattern: str,
     path: str | None,
     glob: str | None,
@@ -165,7 +176,7 @@ def _build_query(
 
 
 def format_result(
-    ctx: ToolContext, query: GrepQuery, result: GrepResult, head_limit: int | None
+    ctx: RunContext, query: GrepQuery, result: GrepResult, head_limit: int | None
 ) -> str:
     """Render a result for the model, sorted by path and capped."""
     start = Path(query.scope.start)

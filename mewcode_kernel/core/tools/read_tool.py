@@ -12,7 +12,8 @@ from pydantic import Field
 from ..errors import ToolError
 from ._files import SNIFF_BYTES, check_text_sample
 from ._paths import display_path, missing_path_error, resolve_path
-from .base import ToolContext, tool
+from .base import tool
+from .context import RunContext
 
 __all__ = ["DEFAULT_LIMIT", "MAX_LINE_CHARS", "MAX_OUTPUT_CHARS", "read_file"]
 
@@ -22,9 +23,19 @@ MAX_OUTPUT_CHARS = 256 * 1024
 _CHUNK = 64 * 1024
 
 
-@tool(read_only=True, kind="read", path_args=("path",))
+@tool(
+    read_only=True,
+    kind="read",
+    path_args=("path",),
+    family="read",
+    rule_names=frozenset({"Read"}),
+    display_key="path",
+    file_effect="read",
+    large_output="reread",
+    background_ok=True,
+)
 async def read_file(
-    ctx: ToolContext,
+    ctx: RunContext,
     path: Annotated[
         str, Field(description="File to read: relative to the project root, or absolute.")
     ],
@@ -57,7 +68,7 @@ async def read_file(
     return await asyncio.to_thread(_read, ctx, target, offset, limit)
 
 
-def _read(ctx: ToolContext, target: Path, offset: int | None, limit: int | None) -> str:
+def _read(ctx: RunContext, target: Path, offset: int | None, limit: int | None) -> str:
     shown = display_path(ctx, target)
     if target.is_dir():
         raise ToolError(

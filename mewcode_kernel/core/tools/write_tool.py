@@ -9,16 +9,26 @@ from typing import Annotated
 from pydantic import Field
 
 from ..errors import ToolError
-from ._files import atomic_write_text, write_target
-from ._paths import display_path, resolve_path
-from .base import ToolContext, tool
+from ._files import atomic_write_text
+from ._paths import display_path, write_destination
+from .base import tool
+from .context import RunContext
 
 __all__ = ["write_file"]
 
 
-@tool(read_only=False, kind="edit", path_args=("path",))
+@tool(
+    read_only=False,
+    kind="edit",
+    path_args=("path",),
+    family="edit",
+    rule_names=frozenset({"Edit", "Write"}),
+    display_key="path",
+    file_effect="edited",
+    background_ok=True,
+)
 async def write_file(
-    ctx: ToolContext,
+    ctx: RunContext,
     path: Annotated[
         str, Field(description="File to write: relative to the project root, or absolute.")
     ],
@@ -32,8 +42,7 @@ async def write_file(
       the change; read a file before overwriting it.
     - Do not create documentation or README files unless asked.
     """
-    resolve_path(ctx, path)  # validates the argument
-    target, roots = write_target(ctx.root, ctx.additional_dirs, path)
+    target, roots = write_destination(ctx, path)
     shown = display_path(ctx, target)
     return await asyncio.to_thread(_write, target, shown, content, roots)
 

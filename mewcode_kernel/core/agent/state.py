@@ -1,4 +1,5 @@
-"""State that lives across the turns of one session (not across sessions)."""
+"""State that lives across the turns of one conversation, reset when a new
+one begins (``/clear``, resuming another session)."""
 
 from __future__ import annotations
 
@@ -8,22 +9,21 @@ from datetime import timedelta
 from ..context.state import ContextState
 from ..usage import Usage
 
-__all__ = ["SessionRuntime"]
+__all__ = ["ConversationState"]
 
 
 @dataclass(kw_only=True)
-class SessionRuntime:
-    """Per-session state. ``reset`` clears every field (the reference's
+class ConversationState:
+    """Per-conversation state. ``reset`` clears every field (the reference's
     ResetForNewSession): a field added here must be reset there too, since
     ``/clear`` and resuming another session start from zero.
 
     * ``usage`` / ``model_turns`` / ``user_turns`` / ``last_usage``: counters;
     * ``context``: offload ledger, usage anchor, file tracker, compaction
       breaker (``ContextState``);
-    * ``pending_reminders``: texts for the next turn's ``<system-reminder>``
+    * ``pending_reminders``: texts for the next user-side message's ``<system-reminder>``
       blocks; ``idle_gap``: a resumed session's inactivity, noted once;
-    * ``active_skills`` and ``hook_once``: kept for the skills and hooks
-      issues (activated skill bodies by name; ``only_once`` hooks that ran).
+    * ``active_skills``: skill bodies activated by name (the skills issue).
     """
 
     usage: Usage = field(default_factory=Usage)
@@ -34,7 +34,6 @@ class SessionRuntime:
     pending_reminders: list[str] = field(default_factory=list)
     idle_gap: timedelta | None = None
     active_skills: dict[str, str] = field(default_factory=dict)
-    hook_once: set[str] = field(default_factory=set)
 
     def add_usage(self, usage: Usage) -> None:
         """Count tokens spent outside a turn's own responses (e.g. a summary)."""
@@ -59,4 +58,3 @@ class SessionRuntime:
         self.pending_reminders = []
         self.idle_gap = None
         self.active_skills.clear()
-        self.hook_once.clear()

@@ -14,7 +14,7 @@ import os
 import posixpath
 import re
 
-from .commands import UNKNOWN_DIR, CommandAnalysis, CommandPart
+from .analysis import UNKNOWN_DIR, CommandAnalysis, CommandPart
 
 __all__ = ["catastrophic"]
 

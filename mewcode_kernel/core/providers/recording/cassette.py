@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import ConfigError
-from ..prompt.environment import mask_environment
+from ...errors import ConfigError
+from ...prompt.environment import mask_environment
 
 __all__ = [
     "CASSETTE_VERSION",

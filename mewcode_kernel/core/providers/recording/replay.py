@@ -22,12 +22,12 @@ from typing import Any
 
 import httpx2
 
-from ..errors import ReplayMismatch
-from ..events import ModelEvent
-from ._cassette import Cassette, Interaction
-from ._retry import RetryPolicy, find_cause
-from ._transports import RecordingTransport, ReplayTransport
-from .base import ModelRequest, Provider
+from ...errors import ReplayMismatch
+from ...events import ModelEvent
+from .._retry import RetryPolicy, find_cause
+from ..base import ModelRequest, Provider
+from .cassette import Cassette, Interaction
+from .transports import RecordingTransport, ReplayTransport
 
 __all__ = [
     "DEMO_CASSETTE",
@@ -38,7 +38,7 @@ __all__ = [
     "make_http_client",
 ]
 
-DEMO_CASSETTE = Path(__file__).resolve().parents[2] / "data" / "demo.cassette.json"
+DEMO_CASSETTE = Path(__file__).resolve().parents[3] / "data" / "demo.cassette.json"
 """The bundled demo recording (package data), replayed when no API key is set."""
 
 _ENDPOINTS: dict[str, tuple[str, str]] = {
@@ -216,10 +216,10 @@ def _build_provider(
     if recorded is not None:
         options["max_tokens"] = recorded[1]
     if cassette.protocol == "anthropic":
-        from .anthropic import AnthropicProvider
+        from ..anthropic import AnthropicProvider
 
         return AnthropicProvider(**options)
-    from .openai import OpenAIProvider
+    from ..openai import OpenAIProvider
 
     if recorded is not None:  # api.openai.com gets max_completion_tokens, others max_tokens
         options["max_tokens_field"] = recorded[0]

@@ -1,27 +1,16 @@
-"""Content search shared by both engines: the query, the result, the dispatch.
-
-``search`` runs ripgrep when it is on PATH and the pattern means the same to
-ripgrep as to Python's ``re``; otherwise (or if ripgrep rejects the pattern)
-the pure-Python engine. Both return the same ``GrepResult`` for a tree: the
-same files, counts and lines; ordering is applied by the caller (by path).
-
-Known difference: ripgrep may report matches that precede a NUL byte found
-late (past its first read buffer) in ``files_with_matches`` mode; the Python
-engine skips any file containing NUL.
-"""
+"""What both search engines share: the query, the compiled pattern and the result."""
 
 from __future__ import annotations
 
 import re
-import shutil
 import warnings
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ._globpat import GlobError, expand_braces, translate
-from ._ignore import SearchScope
-from ._prefilter import Prefilter, study
+from .globpat import GlobError, expand_braces, translate
+from .ignore import SearchScope
+from .prefilter import Prefilter, study
 
 __all__ = [
     "CompiledPattern",
@@ -32,7 +21,6 @@ __all__ = [
     "LineBlocks",
     "Mode",
     "compile_pattern",
-    "search",
 ]
 
 Mode = Literal["files_with_matches", "content", "count"]
@@ -200,17 +188,3 @@ def compile_pattern(pattern: str, ignore_case: bool) -> CompiledPattern:
     python_only = python_only or any(issubclass(w.category, FutureWarning) for w in caught)
     prefilter = study(parsed) if parsed is not None else None
     return CompiledPattern(rx, python_only, prefilter)
-
-
-async def search(query: GrepQuery, *, use_rg: bool | None = None) -> GrepResult:
-    """Run the query with ripgrep if available (``use_rg=None``), or force an engine."""
-    from . import _grep_py, _grep_rg
-
-    rg = shutil.which("rg") if use_rg is not False else None
-    if use_rg and rg is None:
-        raise RuntimeError("ripgrep (rg) is not on PATH")
-    if rg and query.single_file is None and not query.python_only:
-        result = await _grep_rg.search(query, rg)
-        if result is not None:
-            return result
-    return await _grep_py.search(query)

@@ -2,7 +2,7 @@
 and match files, in a thread pool when there are cores to spare.
 
 Matching is line-oriented like ripgrep's. Files are first screened on their
-raw bytes (``_prefilter``); then either only the lines holding the required
+raw bytes (``prefilter``); then either only the lines holding the required
 literal are matched, or one regex search over the whole text finds
 candidates and a match that spans a newline is re-checked on its line.
 
@@ -20,9 +20,9 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
-from ._grep import GrepQuery, GrepResult, Line
-from ._ignore import walk_files
-from ._prefilter import literal_lines
+from .ignore import walk_files
+from .prefilter import literal_lines
+from .query import GrepQuery, GrepResult, Line
 
 __all__ = ["search", "search_sync"]
 

@@ -19,8 +19,8 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ._lexer import SEPARATORS, Op, Word, lex
-from ._words import (
+from .lexer import SEPARATORS, Op, Word, lex
+from .words import (
     RISKY_ENV,
     SUDO_ARG_OPTS,
     XARGS_ARG_OPTS,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._lexer import Word
+from .lexer import Word
 
 __all__ = [
     "RISKY_ENV",

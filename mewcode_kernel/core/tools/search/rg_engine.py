@@ -1,10 +1,10 @@
 """The ripgrep engine: one ``rg`` process per search, its plain output parsed.
 
-Flags make ripgrep follow the rules of ``_ignore``: hidden files searched,
+Flags make ripgrep follow the rules of ``ignore``: hidden files searched,
 ``.git`` skipped, only ``.gitignore`` files consulted (no ``.ignore``,
 ``.rgignore``, global excludes or ``.git/info/exclude``), no config file, no
 transcoding. Inside a git work tree ripgrep reads the ancestors'
-``.gitignore`` up to the repository itself, as ``_ignore`` does; outside one
+``.gitignore`` up to the repository itself, as ``ignore`` does; outside one
 it is told to ignore parents, and the few results that rules from above the
 searched directory could exclude are filtered here. ``-g`` whitelists
 override ``.gitignore`` in ripgrep, so those results are filtered too.
@@ -19,7 +19,7 @@ import re
 import tempfile
 from typing import BinaryIO
 
-from ._grep import GrepQuery, GrepResult, LineBlocks
+from .query import GrepQuery, GrepResult, LineBlocks
 
 __all__ = ["MAX_OUTPUT_BYTES", "rg_args", "search"]
 

@@ -1,7 +1,7 @@
 """Which files a search may look at: ``.gitignore`` rules and the shared walker.
 
 Semantics (the same for ``glob``, pure-Python ``grep`` and the ripgrep flags
-chosen in ``_grep_rg``):
+chosen in ``rg_engine``):
 
 * ``.git`` is never entered or listed; hidden files are otherwise included.
 * Rules come from ``.gitignore`` files in the searched directory, every
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ._globpat import GlobError, translate
+from .globpat import GlobError, translate
 
 __all__ = ["IgnoreFile", "SearchScope", "parse_gitignore", "walk_files"]
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx2
 
-from ..errors import ReplayMismatch
-from ._cassette import (
+from ...errors import ReplayMismatch
+from .cassette import (
     SAFE_RESPONSE_HEADERS,
     Cassette,
     Interaction,

@@ -1,0 +1,302 @@
+"""Running one round of tool calls: hooks, permission, approval, execution.
+
+For each call, in order: ``PreToolUse`` (a hook may block it, change its
+input or decide its permission), the permission gate, an approval when the
+answer is "ask" (the front end's handler, or the headless policy), then the
+tools themselves, batch by batch (consecutive read-only calls run
+concurrently). While tools run, their progress events reach the stream as
+they happen; each result is shaped for the conversation (L1 offload) and
+followed by ``PostToolUse``. Hook context is collected for the next message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ToolError
+from ..events import (
+    AgentEvent,
+    ApprovalRequested,
+    ApprovalResolved,
+    PermissionDecided,
+    ToolFinished,
+    ToolStarted,
+)
+from ..messages import TextBlock, ToolResultBlock, ToolUseBlock
+from ..permission.seam import ApprovalRequest
+from ..tools.base import Tool, ToolOutput
+from ..tools.context import CancelScope
+from .batching import partition
+
+if TYPE_CHECKING:
+    from .loop import Agent
+
+__all__ = ["HEADLESS_ENV", "Round"]
+
+HEADLESS_ENV = "MEWCODE_HEADLESS_APPROVAL"
+
+
+@dataclass(kw_only=True)
+class Round:
+    """One round of calls. ``results`` fills in (by call id) as they finish;
+    ``context`` collects what hooks want the model to know next; ``stop``
+    is set when a hook asked the turn to end."""
+
+    calls: list[ToolUseBlock]
+    results: dict[str, ToolResultBlock] = field(default_factory=dict)
+    context: list[str] = field(default_factory=list)
+    stop: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Finished:
+    call: ToolUseBlock
+    result: ToolResultBlock
+    duration: float
+
+
+async def run_round(agent: Agent, rnd: Round, scope: CancelScope) -> AsyncIterator[AgentEvent]:
+    """Check and run ``rnd.calls``, yielding every event."""
+    for batch in partition(rnd.calls, lambda c: _read_only(agent, c)):
+        runnable: list[tuple[ToolUseBlock, Tool, dict[str, Any]]] = []
+        for call in batch:
+            t = agent.tools.get(call.name)
+            refusal: str | None = None
+            args = call.input
+            if t is None:
+                refusal = (
+                    f"Unknown tool {call.name!r}. Available tools: {', '.join(agent.tools.names)}."
+                )
+            elif call.input_error:
+                refusal = f"Your arguments for {call.name} could not be parsed ({call.input_error}). Call it again with valid JSON arguments."
+            else:
+                outcome: list[str | dict[str, Any]] = []
+                async for event in _check(agent, rnd, call, t, outcome):
+                    yield event
+                if outcome and isinstance(outcome[0], str):
+                    refusal = outcome[0]
+                elif outcome and isinstance(outcome[0], dict):
+                    args = outcome[0]
+            if refusal is not None:
+                rnd.results[call.id] = ToolResultBlock(
+                    tool_use_id=call.id, content=refusal, is_error=True
+                )
+                yield ToolFinished(call=call, result=rnd.results[call.id], duration=0.0)
+            elif t is not None:
+                runnable.append((call, t, args))
+        async for event in _execute(agent, rnd, runnable, scope):
+            yield event
+        if rnd.stop is not None:
+            return
+
+
+def _read_only(agent: Agent, call: ToolUseBlock) -> bool:
+    t = agent.tools.get(call.name)
+    return t is not None and t.read_only
+
+
+async def _check(
+    agent: Agent,
+    rnd: Round,
+    call: ToolUseBlock,
+    t: Tool,
+    outcome: list[str | dict[str, Any]],
+) -> AsyncIterator[AgentEvent]:
+    """Hooks, permission and approval for one call. Appends to ``outcome`` the
+    refusal for the model (a ``str``) or the arguments to run it with."""
+    hook = await agent.lifecycle.fire(
+        "PreToolUse", tool_name=call.name, tool_input=dict(call.input), tool_use_id=call.id
+    )
+    for notice in hook.notices:
+        yield notice
+    rnd.context.extend(hook.context)
+    if hook.stop:
+        rnd.stop = hook.stop_reason or "a hook ended the turn"
+    if hook.blocked:
+        outcome.append(f"[hook {hook.by}] {hook.reason or 'blocked by hook'}")
+        return
+    args = dict(hook.updated_input) if hook.updated_input is not None else dict(call.input)
+    checked = call if args == call.input else call.model_copy(update={"input": args})
+    ctx = agent.context_for(checked)
+    decision = await agent.gate.check(checked, t, ctx)
+    outcome_kind, reason, decided_by = decision.outcome, decision.reason, decision.decided_by
+    if hook.permission is not None and decision.outcome != "deny":
+        hook_reason = hook.permission_reason or f"decided by hook {hook.by}"
+        if hook.permission == "deny":
+            outcome_kind, reason, decided_by = "deny", hook_reason, f"hook {hook.by}"
+        elif hook.permission == "allow" and decision.layer != "sandbox":
+            outcome_kind, reason, decided_by = "allow", hook_reason, f"hook {hook.by}"
+        elif hook.permission == "ask":
+            outcome_kind, reason, decided_by = "ask", hook_reason, f"hook {hook.by}"
+    yield PermissionDecided(
+        call=checked, outcome=outcome_kind, reason=reason, decided_by=decided_by
+    )
+    if outcome_kind == "deny":
+        outcome.append(f"Permission denied: {reason}")
+        return
+    if outcome_kind == "ask":
+        allowed = False
+        async for event in _ask(agent, checked, t, reason, decision.personal, ctx, outcome):
+            if isinstance(event, ApprovalResolved):
+                allowed = event.allowed
+            yield event
+        if not allowed:
+            return
+    outcome.append(args)
+
+
+async def _ask(
+    agent: Agent,
+    call: ToolUseBlock,
+    t: Tool,
+    reason: str,
+    personal: bool,
+    ctx: Any,
+    outcome: list[str | dict[str, Any]],
+) -> AsyncIterator[AgentEvent]:
+    handler = agent.approval_handler
+    if handler is None:
+        allowed = agent.headless_allow and not personal
+        agent.gate.record_approval(call, t, allowed=allowed, by="headless")
+        yield ApprovalResolved(call=call, allowed=allowed, by="headless")
+        if not allowed:
+            policy = "allow" if agent.headless_allow else "deny"
+            outcome.append(
+                f"Permission denied: {reason}. Nobody can approve it in this run "
+                f"(headless; {HEADLESS_ENV}={policy})."
+            )
+        return
+    yield ApprovalRequested(call=call, reason=reason)
+    shown = await agent.lifecycle.fire(
+        "Notification",
+        kind="permission_prompt",
+        detail=reason,
+        message=f"MewCode needs your permission to use {call.name}",
+        tool_name=call.name,
+    )
+    for notice in shown.notices:
+        yield notice
+    request = ApprovalRequest(
+        call=call, tool=t, reason=reason, rules=tuple(agent.gate.suggest(call, t)), cwd=ctx.root
+    )
+    answer = await handler(request)
+    added: list[str] = []
+    if answer.allow and answer.always:
+        added = agent.gate.remember(call, t, save=answer.save)
+    agent.gate.record_approval(
+        call, t, allowed=answer.allow, by="user", rules_added=tuple(added), note=answer.note
+    )
+    yield ApprovalResolved(
+        call=call, allowed=answer.allow, by="user", rules_added=tuple(added), note=answer.note
+    )
+    if not answer.allow:
+        note = f" The user said: {answer.note}" if answer.note else ""
+        outcome.append(f"The user denied this {call.name} call.{note}")
+
+
+async def _execute(
+    agent: Agent,
+    rnd: Round,
+    runnable: list[tuple[ToolUseBlock, Tool, dict[str, Any]]],
+    scope: CancelScope,
+) -> AsyncIterator[AgentEvent]:
+    """Run ``runnable`` concurrently; progress events and results reach the
+    stream in the order they happen."""
+    if not runnable:
+        return
+    queue: asyncio.Queue[AgentEvent | _Finished] = asyncio.Queue()
+    for call, _, _ in runnable:
+        yield ToolStarted(call=call)
+
+    async def run_one(call: ToolUseBlock, t: Tool, args: dict[str, Any]) -> None:
+        queue.put_nowait(await _call_one(agent, call, t, args, queue.put_nowait, scope))
+
+    tasks = [asyncio.ensure_future(run_one(call, t, args)) for call, t, args in runnable]
+    by_id = {call.id: (t, args) for call, t, args in runnable}
+    remaining = len(tasks)
+    try:
+        while remaining:
+            item = await queue.get()
+            if not isinstance(item, _Finished):
+                yield item
+                continue
+            remaining -= 1
+            t, args = by_id[item.call.id]
+            result = item.result
+            if agent.context is not None:
+                result = agent.context.shape_result(
+                    item.call,
+                    result,
+                    tool=t,
+                    root=agent.ctx.root,
+                    session_dir=agent.ctx.session_dir,
+                )
+            rnd.results[item.call.id] = result
+            yield ToolFinished(call=item.call, result=result, duration=item.duration)
+            hook = await agent.lifecycle.fire(
+                "PostToolUse",
+                tool_name=item.call.name,
+                tool_input=args,
+                tool_use_id=item.call.id,
+                tool_result=result.text,
+                tool_response=result.text,
+                is_error=result.is_error,
+                duration_ms=round(item.duration * 1000),
+            )
+            for notice in hook.notices:
+                yield notice
+            rnd.context.extend(hook.context)
+            if hook.blocked and hook.reason:
+                rnd.context.append(f"[hook {hook.by}] {hook.reason}")
+            if hook.stop:
+                rnd.stop = hook.stop_reason or "a hook ended the turn"
+    finally:
+        outstanding = [task for task in tasks if not task.done()]
+        for task in outstanding:
+            task.cancel()
+        if outstanding:
+            await asyncio.gather(*outstanding, return_exceptions=True)
+
+
+async def _call_one(
+    agent: Agent,
+    call: ToolUseBlock,
+    t: Tool,
+    args: dict[str, Any],
+    emit: Any,
+    scope: CancelScope,
+) -> _Finished:
+    start = time.perf_counter()
+    ctx = dataclasses.replace(agent.context_for(call), emit=emit, scope=scope)
+    try:
+        output = await t.call(ctx, args)
+        result = _result(call.id, output)
+    except ToolError as exc:
+        result = ToolResultBlock(tool_use_id=call.id, content=str(exc), is_error=True)
+    except Exception as exc:  # a tool bug must not crash the turn
+        result = ToolResultBlock(
+            tool_use_id=call.id,
+            content=f"{call.name} failed unexpectedly: {type(exc).__name__}: {exc}",
+            is_error=True,
+        )
+    return _Finished(call=call, result=result, duration=time.perf_counter() - start)
+
+
+def _result(call_id: str, output: str | ToolOutput) -> ToolResultBlock:
+    if isinstance(output, ToolOutput):
+        parts = [p for p in output.content if not (isinstance(p, TextBlock) and not p.text)]
+        if not parts:
+            return ToolResultBlock(
+                tool_use_id=call_id, content="(no output)", is_error=output.is_error
+            )
+        if len(parts) == 1 and isinstance(parts[0], TextBlock):
+            return ToolResultBlock(
+                tool_use_id=call_id, content=parts[0].text, is_error=output.is_error
+            )
+        return ToolResultBlock(tool_use_id=call_id, content=parts, is_error=output.is_error)
+    return ToolResultBlock(tool_use_id=call_id, content=output or "(no output)")

@@ -1,0 +1,140 @@
+"""Lifecycle events: the eleven points where hooks (and anything else that
+wants to watch or steer a session) plug in.
+
+The core fires every event through one ``LifecycleDispatcher``; the default
+(``NullDispatcher``) does nothing. A dispatcher answers with a
+``HookOutcome``: it may block (``PreToolUse``, ``UserPromptSubmit``), add
+context for the model's next request, change a tool's input, decide a
+call's permission, ask the turn to stop, or leave messages for the person.
+
+Where each event fires:
+
+* ``SessionStart``: before the first message of a session (new, or after
+  ``/clear``); ``SessionEnd``: when a session is left (``/clear``,
+  ``/resume``, closing); ``SessionResume``: after a stored session is
+  resumed, before its next message.
+* ``UserPromptSubmit``: before a prompt is written to the conversation.
+* ``PreUserMessage``: before every model request.
+* ``PreToolUse``: before each call's permission check; ``PostToolUse``:
+  after its result.
+* ``PreCompact`` / ``PostCompact``: around a compaction.
+* ``Stop``: when a turn ends on its own (the model stopped, the turn limit,
+  the unknown-tool limit); not on an interrupt or an error.
+* ``Notification``: an approval is shown, a model stream failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, get_args
+
+from .events import Notice
+
+__all__ = [
+    "BLOCKING_EVENTS",
+    "HOOK_EVENTS",
+    "HookEvent",
+    "HookOutcome",
+    "Lifecycle",
+    "LifecycleDispatcher",
+    "NullDispatcher",
+]
+
+HookEvent = Literal[
+    "SessionStart",
+    "SessionEnd",
+    "SessionResume",
+    "UserPromptSubmit",
+    "Stop",
+    "PreUserMessage",
+    "PreToolUse",
+    "PostToolUse",
+    "PreCompact",
+    "PostCompact",
+    "Notification",
+]
+HOOK_EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
+BLOCKING_EVENTS: frozenset[HookEvent] = frozenset({"PreToolUse", "UserPromptSubmit"})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HookOutcome:
+    """What the dispatcher's hooks decided for one event.
+
+    * ``blocked`` (blocking events only) with ``reason``, by the hook ``by``;
+    * ``context``: texts for the model's next request;
+    * ``updated_input``: a ``PreToolUse`` hook's replacement arguments;
+    * ``permission``: a ``PreToolUse`` hook's permission decision
+      (``allow`` skips the check, ``deny`` refuses, ``ask`` asks the person);
+    * ``stop`` with ``stop_reason``: end the turn after this event;
+    * ``messages``: lines to show the person (not the model).
+    """
+
+    blocked: bool = False
+    reason: str = ""
+    by: str = ""
+    context: tuple[str, ...] = ()
+    updated_input: dict[str, Any] | None = None
+    permission: Literal["allow", "deny", "ask"] | None = None
+    permission_reason: str = ""
+    stop: bool = False
+    stop_reason: str = ""
+    messages: tuple[str, ...] = ()
+
+    @property
+    def notices(self) -> list[Notice]:
+        """The ``messages``, as events for the person."""
+        return [Notice(level="info", message=m) for m in self.messages]
+
+
+NOTHING = HookOutcome()
+
+
+class LifecycleDispatcher(Protocol):
+    """Receives every lifecycle event. ``payload`` is the event's JSON-ready
+    fields (see ``Lifecycle.fire``); the answer is never ``None``."""
+
+    async def dispatch(self, event: HookEvent, payload: Mapping[str, Any]) -> HookOutcome: ...
+
+    def reset(self) -> None:
+        """A new conversation began (``/clear``, ``/resume``): forget per-session state."""
+        ...
+
+
+class NullDispatcher:
+    """The default: every event passes, nothing is added."""
+
+    async def dispatch(self, event: HookEvent, payload: Mapping[str, Any]) -> HookOutcome:
+        return NOTHING
+
+    def reset(self) -> None:
+        return None
+
+
+@dataclass(kw_only=True)
+class Lifecycle:
+    """Fires events with the session's common fields filled in.
+
+    ``common`` returns the fields every payload carries (``session_id``,
+    ``cwd``, ``mode``, ``transcript_path``); each payload also names its
+    event twice, as the reference design (``event``) and Claude Code
+    (``hook_event_name``) do, and the mode as ``permission_mode``.
+    """
+
+    dispatcher: LifecycleDispatcher = field(default_factory=NullDispatcher)
+    common: Callable[[], Mapping[str, Any]] = dict
+
+    async def fire(self, event: HookEvent, **fields: Any) -> HookOutcome:
+        base = dict(self.common())
+        payload: dict[str, Any] = {
+            **base,
+            "event": event,
+            "hook_event_name": event,
+            "permission_mode": base.get("mode", ""),
+            **fields,
+        }
+        return await self.dispatcher.dispatch(event, payload)
+
+    def reset(self) -> None:
+        self.dispatcher.reset()

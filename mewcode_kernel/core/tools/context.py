@@ -1,0 +1,120 @@
+"""What a tool sees when it runs: the ``RunContext``.
+
+It carries the project (root, allowed directories and the one path resolver,
+``workspace``), the session's folder, the call being run, the session's
+services (provider, approvals, permission gate, lifecycle dispatcher, task
+manager, tools) for tools that run agents or manage tasks, an event sink for
+progress and nested-agent events, and the turn's cancellation scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..fs import Workspace
+from ..messages import ToolUseBlock
+
+if TYPE_CHECKING:
+    from ..events import AgentEvent
+    from ..lifecycle import LifecycleDispatcher
+    from ..permission import ApprovalHandler, PermissionGate
+    from ..providers.base import Provider
+    from ..tasks import TaskManager
+    from .registry import ToolRegistry
+
+__all__ = ["AgentServices", "CancelScope", "RunContext"]
+
+
+class AgentServices(Protocol):
+    """The session's services, as the running agent holds them now (the
+    provider can change between turns, so tools read them when they run)."""
+
+    @property
+    def provider(self) -> Provider: ...
+
+    @property
+    def gate(self) -> PermissionGate: ...
+
+    @property
+    def approval_handler(self) -> ApprovalHandler | None: ...
+
+    @property
+    def headless_allow(self) -> bool: ...
+
+    @property
+    def hooks(self) -> LifecycleDispatcher: ...
+
+    @property
+    def tasks(self) -> TaskManager | None: ...
+
+    @property
+    def tools(self) -> ToolRegistry: ...
+
+
+class CancelScope:
+    """The turn a call belongs to. ``cancel`` (the turn was interrupted) runs
+    the callbacks registered with ``on_cancel``; work a tool hands to the task
+    manager is not bound to it and goes on."""
+
+    def __init__(self) -> None:
+        self.cancelled = False
+        self._callbacks: list[Callable[[], Any]] = []
+
+    def on_cancel(self, callback: Callable[[], Any]) -> None:
+        if self.cancelled:
+            callback()
+        else:
+            self._callbacks.append(callback)
+
+    def cancel(self) -> None:
+        if self.cancelled:
+            return
+        self.cancelled = True
+        callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+
+def _discard(event: AgentEvent) -> None:
+    pass
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RunContext:
+    """Where and how a tool runs.
+
+    ``workspace`` (derived from ``root`` and ``additional_dirs`` when not
+    given) resolves every path argument, so a tool and the permission check
+    see the same file. ``emit`` must be called on the event loop's thread.
+    """
+
+    root: Path
+    session_dir: Path | None = None
+    additional_dirs: tuple[Path, ...] = ()
+    workspace: Workspace = None  # type: ignore[assignment]
+    call: ToolUseBlock | None = None
+    services: AgentServices | None = None
+    emit: Callable[[AgentEvent], None] = _discard
+    scope: CancelScope = field(default_factory=CancelScope)
+
+    def __post_init__(self) -> None:
+        if self.workspace is None:
+            object.__setattr__(self, "workspace", Workspace(self.root, self.additional_dirs))
+
+    def progress(self, *, output: str = "", status: str = "") -> None:
+        """Report progress of the running call (no-op outside a call)."""
+        if self.call is not None and (output or status):
+            from ..events import ToolProgress
+
+            self.emit(ToolProgress(call=self.call, output=output, status=status))
+
+    def require_services(self) -> AgentServices:
+        """The session's services; a ``ToolError`` for tools run without a session."""
+        if self.services is None:
+            from ..errors import ToolError
+
+            raise ToolError("this tool needs a running agent session")
+        return self.services
