@@ -20,6 +20,7 @@ from magics.render_widgets import WidgetRenderer
 from mewcode_kernel.core import open_session
 from mewcode_kernel.core.events import AgentEvent, ToolFinished, ToolProgress
 from mewcode_kernel.core.messages import ImageBlock, ImageSource, TextBlock
+from mewcode_kernel.core.session import load_session
 from mewcode_kernel.core.tools import RunContext, Tool, ToolOutput, tool
 from mewcode_kernel.testing import collect
 from mewcode_kernel.testing.wire import ScriptedServer, reply
@@ -127,6 +128,7 @@ async def test_a_toolset_streams_progress_returns_an_image_and_changes_between_t
                     renderer.painter.flush()  # what the cell shows now
                     seen_while_running += [o.plain for o in cell.outputs]
             renderer.finish(None)
+            session_id = session.session_id
             await collect(session.run("Again."))
             charts.add(zeta)  # between turns: joins at the next turn, at the end
             await collect(session.run("And again."))
@@ -150,6 +152,11 @@ async def test_a_toolset_streams_progress_returns_an_image_and_changes_between_t
     image = result["content"][1]
     assert image["type"] == "image" and image["source"]["data"] == PIXEL
     assert image["source"]["media_type"] == "image/png"
+
+    # the session log keeps the image, and a resume reads it back
+    stored = load_session(tmp_path, session_id)  # type: ignore[arg-type]
+    [image_result] = [r for m in stored.messages for r in m.tool_results if r.images]
+    assert image_result.images[0].source.data == PIXEL and image_result.images[0].note == "chart"
 
     # tool order is deterministic; the cached prefix (system + tools) is byte-stable
     # until the toolset changes, and a new tool joins at the end
