@@ -22,13 +22,14 @@ CORE = "mewcode_kernel.core"
 
 # Lowest first. Each entry: the core's top-level modules and packages in that layer.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"errors", "messages", "usage", "events", "pricing", "lifecycle"}),
+    frozenset({"errors", "messages", "usage", "events", "pricing", "lifecycle", "frontmatter"}),
     frozenset({"config", "fs", "prompt", "conversation"}),
     frozenset({"providers"}),
     frozenset({"tools"}),
     frozenset({"permission"}),
     frozenset({"context", "session", "tasks"}),
     frozenset({"agent"}),
+    frozenset({"subagents"}),
     frozenset({"agent_context", "agent_session", "commands"}),
 )
 RANK = {name: n for n, layer in enumerate(LAYERS) for name in layer}

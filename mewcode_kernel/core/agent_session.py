@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -38,6 +39,14 @@ from .prompt.memory import Scope
 from .providers.base import Provider
 from .providers.factory import build_provider, provider_label
 from .session import LoadedSession, SessionStore, SessionWriter
+from .subagents import (
+    AgentDefinition,
+    SubagentRunner,
+    child_tools,
+    is_read_only_role,
+    load_catalog,
+    subagent_toolset,
+)
 from .tasks import TaskManager
 from .tools import RunContext, ToolRegistry, builtin_tools
 from .usage import Usage
@@ -53,7 +62,11 @@ class AgentSession:
     ``home`` is the user's home (``~/.mewcode/``), injectable for tests;
     ``hooks`` receives the lifecycle events (default: none); ``tasks`` runs
     background work (default: a manager of its own, stopped when the
-    session closes; a shared one is left to its owner).
+    session closes; a shared one is left to its owner). Subagent
+    definitions come from the built-ins, ``home`` and ``root``; with the
+    default tools the model is also offered ``Agent`` and the task tools.
+    ``background_approval_handler`` answers the approvals of background
+    subagents (``None``: the headless policy does).
     """
 
     def __init__(
@@ -77,8 +90,10 @@ class AgentSession:
         self.config = config
         self.settings = settings
         self.state = ConversationState()
-        self.tasks = tasks or TaskManager()
+        self.tasks = tasks or TaskManager(max_running=config.tasks.max_running)
         self._owns_tasks = tasks is None
+        self.background_approval_handler: ApprovalHandler | None = None
+        self.catalog = load_catalog(root, home=home)
         self._writer: SessionWriter | None = None
         self._started = False
         self._next_start: StartSource = "startup"
@@ -88,10 +103,16 @@ class AgentSession:
         if gate is None:
             gate = gate_for_project(root, config.permission_rules, mode=mode, on_audit=self._audit)
         self._pending_notices += [Notice(level="warning", message=str(p)) for p in gate.problems]
+        self._pending_notices += [
+            Notice(level="warning", message=str(p)) for p in self.catalog.problems
+        ]
+        if tools is None:
+            tools = ToolRegistry(builtin_tools())
+            tools.add_toolset_now(subagent_toolset(self.catalog))
         self.lifecycle = Lifecycle(dispatcher=hooks or NullDispatcher(), common=self._hook_fields)
         self.agent = Agent(
             provider=provider,
-            tools=tools or ToolRegistry(builtin_tools()),
+            tools=tools,
             ctx=self._run_context(gate),
             gate=gate,
             approval_handler=approval_handler,
@@ -112,6 +133,17 @@ class AgentSession:
             prompts=PromptAssembler(root, home=home),
             notices=self._pending_notices,
         )
+        self.subagents = SubagentRunner(
+            parent=self.agent,
+            catalog=self.catalog,
+            history=lambda: self.conversation.messages,
+            aliases=lambda: self.settings.models if self.settings is not None else {},
+            settings=config.subagents,
+            approval_timeout=config.tasks.approval_timeout,
+            session_dir=lambda: self.session_dir,
+            background_approvals=lambda: self.background_approval_handler,
+        )
+        self.agent.subagents = self.subagents
         self.conversation = Conversation()
         if provider_label(provider).startswith("replay"):
             # Only the default offline provider is a replay for want of a key;
@@ -305,6 +337,36 @@ class AgentSession:
             "transcript_path": str(writer.conversation_path) if writer else "",
         }
 
+    @asynccontextmanager
+    async def as_agent(self, name: str) -> AsyncIterator[AgentDefinition]:
+        """Run the turns inside as the subagent definition ``name`` (``--agent``):
+        its system prompt, tools, model, turn limit and mode (never more
+        lenient than the session's); the conversation is the session's.
+        Raises ``ConfigError`` for an unknown name."""
+        definition = self.catalog.resolve(name)
+        if definition is None:
+            raise ConfigError(
+                f"no subagent definition named {name!r}; available: {', '.join(self.catalog.names)}"
+            )
+        agent = self.agent
+        saved = (agent.system_prompt, agent.tools, agent.model, agent.gate, agent.max_turns)
+        tools = child_tools(agent.tools, definition, background=False)
+        model, note = self.subagents.route(definition.model)
+        if note:
+            self._pending_notices.append(Notice(level="warning", message=note))
+        agent.tools = ToolRegistry(tools)
+        agent.system_prompt = self.subagents.system_prompt(definition)
+        agent.model = model or agent.model
+        agent.gate = agent.gate.derive(
+            mode=definition.permission_mode or agent.gate.mode,
+            read_only=is_read_only_role(definition, tools),
+        )
+        agent.max_turns = definition.max_turns
+        try:
+            yield definition
+        finally:
+            agent.system_prompt, agent.tools, agent.model, agent.gate, agent.max_turns = saved
+
     # --- session management --------------------------------------------------
 
     async def new(self) -> None:
@@ -332,6 +394,7 @@ class AgentSession:
             loaded.messages, on_append=writer.append, on_replace=self._persist_replace
         )
         self.context.note_resumed(loaded)
+        self.subagents.restore(writer.path)
         if loaded.skipped_lines:
             self._pending_notices.append(
                 Notice(
@@ -381,6 +444,7 @@ class AgentSession:
         its toolsets, its file and its provider (a replay checks for drift here)."""
         try:
             await self._end("exit")
+            self.subagents.close()
             if self._owns_tasks:
                 await self.tasks.aclose()
             await self.agent.tools.__aexit__(None, None, None)

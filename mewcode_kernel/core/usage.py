@@ -22,6 +22,29 @@ class Usage:
             cache_creation_tokens=self.cache_creation_tokens + other.cache_creation_tokens,
         )
 
+    def __sub__(self, other: Usage) -> Usage:
+        """What ``self`` has beyond ``other`` (never below zero)."""
+        return Usage(
+            input_tokens=max(self.input_tokens - other.input_tokens, 0),
+            output_tokens=max(self.output_tokens - other.output_tokens, 0),
+            cache_read_tokens=max(self.cache_read_tokens - other.cache_read_tokens, 0),
+            cache_creation_tokens=max(self.cache_creation_tokens - other.cache_creation_tokens, 0),
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Usage:
+        """The inverse of ``to_dict`` (missing or odd values count as 0)."""
+        def count(key: str) -> int:
+            value = data.get(key)
+            return value if isinstance(value, int) and value > 0 else 0
+
+        return cls(
+            input_tokens=count("input_tokens"),
+            output_tokens=count("output_tokens"),
+            cache_read_tokens=count("cache_read_tokens"),
+            cache_creation_tokens=count("cache_creation_tokens"),
+        )
+
     @property
     def total_input_tokens(self) -> int:
         """Every input token the provider processed, cached or not."""

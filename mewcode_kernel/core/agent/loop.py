@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING
 
 from ..context import ContextManager
 from ..conversation import CANCELLED_RESULT, Conversation
@@ -49,6 +50,9 @@ from ..tools.registry import ToolRegistry
 from ..usage import Usage
 from .state import ConversationState
 from .tool_calls import HEADLESS_ENV, Round, run_round
+
+if TYPE_CHECKING:
+    from ..subagents import SubagentRunner
 
 __all__ = [
     "DEFAULT_MAX_TURNS",
@@ -97,6 +101,8 @@ class Agent:
         lifecycle: Lifecycle | None = None,
         tasks: TaskManager | None = None,
         unknown_tool_limit: int = UNKNOWN_TOOL_TURN_LIMIT,
+        model: str | None = None,
+        subagents: SubagentRunner | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError("max_turns must be at least 1")
@@ -117,6 +123,10 @@ class Agent:
         self.lifecycle = lifecycle or Lifecycle()
         self.tasks = tasks
         self.unknown_tool_limit = unknown_tool_limit
+        #: The model to ask for (a routed subagent); ``None``: the provider's own.
+        self.model = model
+        #: Runs subagents for the ``Agent`` tool (``None``: this agent cannot delegate).
+        self.subagents = subagents
 
     # --- services tools see --------------------------------------------------------
 
@@ -147,7 +157,7 @@ class Agent:
             messages=conversation.messages,
             tools=[t.spec() for t in self.gate.offered_tools(self.tools)],
             max_tokens=self.max_tokens,
-            model=self.provider.model,
+            model=self.model or self.provider.model,
         )
 
     # --- a turn ----------------------------------------------------------------------
@@ -329,6 +339,8 @@ class _Turn:
             async for event in run_round(agent, self.pending, self.scope):
                 yield event
             rnd, self.pending = self.pending, None
+            self.usage = self.usage + rnd.usage
+            agent.state.usage = agent.state.usage + rnd.usage
             async for event in self._write_user_side(_results_message(rnd), rnd.context):
                 yield event
             if rnd.stop is not None:

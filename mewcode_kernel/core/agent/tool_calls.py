@@ -23,14 +23,17 @@ from ..events import (
     AgentEvent,
     ApprovalRequested,
     ApprovalResolved,
+    AssistantMessage,
     PermissionDecided,
     ToolFinished,
+    ToolProgress,
     ToolStarted,
 )
 from ..messages import TextBlock, ToolResultBlock, ToolUseBlock
 from ..permission.seam import ApprovalRequest
 from ..tools.base import Tool, ToolOutput
 from ..tools.context import CancelScope
+from ..usage import Usage
 from .batching import partition
 
 if TYPE_CHECKING:
@@ -45,12 +48,14 @@ HEADLESS_ENV = "MEWCODE_HEADLESS_APPROVAL"
 class Round:
     """One round of calls. ``results`` fills in (by call id) as they finish;
     ``context`` collects what hooks want the model to know next; ``stop``
-    is set when a hook asked the turn to end."""
+    is set when a hook asked the turn to end; ``usage`` sums the model
+    responses of agents run inside the calls."""
 
     calls: list[ToolUseBlock]
     results: dict[str, ToolResultBlock] = field(default_factory=dict)
     context: list[str] = field(default_factory=list)
     stop: str | None = None
+    usage: Usage = field(default_factory=Usage)  # what nested agents (subagents) spent
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -223,6 +228,9 @@ async def _execute(
         while remaining:
             item = await queue.get()
             if not isinstance(item, _Finished):
+                nested = item.nested if isinstance(item, ToolProgress) else None
+                if isinstance(nested, AssistantMessage):
+                    rnd.usage = rnd.usage + nested.usage
                 yield item
                 continue
             remaining -= 1

@@ -18,7 +18,14 @@ from .providers import (
     default_context_window,
     default_max_tokens,
 )
-from .resolved import ConfiguredProvider, ConfiguredRule, McpServerConfig, ResolvedConfig
+from .resolved import (
+    ConfiguredProvider,
+    ConfiguredRule,
+    McpServerConfig,
+    ResolvedConfig,
+    SubagentSettings,
+    TaskSettings,
+)
 
 __all__ = [
     "DEFAULT_ANTHROPIC_MODEL",
@@ -31,6 +38,8 @@ __all__ = [
     "McpServerConfig",
     "ProviderSettings",
     "ResolvedConfig",
+    "SubagentSettings",
+    "TaskSettings",
     "default_context_window",
     "default_max_tokens",
     "load_config",

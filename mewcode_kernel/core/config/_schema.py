@@ -13,13 +13,21 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PositiveFloat,
     PositiveInt,
     SecretStr,
     field_validator,
     model_validator,
 )
 
-__all__ = ["ConfigFile", "McpServerEntry", "PermissionsSection", "ProviderEntry"]
+__all__ = [
+    "ConfigFile",
+    "McpServerEntry",
+    "PermissionsSection",
+    "ProviderEntry",
+    "SubagentsSection",
+    "TasksSection",
+]
 
 WireProtocol = Literal["anthropic", "openai"]
 
@@ -37,6 +45,20 @@ class ProviderEntry(_Section):
     api_key: SecretStr | None = None
     context_window: PositiveInt | None = None
     max_tokens: PositiveInt | None = None
+    models: dict[str, str] | None = None
+
+
+class TasksSection(_Section):
+    """``tasks``: background work (background turns and subagents)."""
+
+    max_running: PositiveInt | None = None
+    approval_timeout: PositiveFloat | None = None
+
+
+class SubagentsSection(_Section):
+    """``subagents``: how the Agent tool runs children."""
+
+    foreground_timeout: PositiveFloat | None = None
 
 
 class PermissionsSection(_Section):
@@ -88,8 +110,10 @@ class ConfigFile(_Section):
     default_model: str | None = None
     permissions: PermissionsSection = Field(default_factory=PermissionsSection)
     mcp_servers: dict[str, McpServerEntry] = Field(default_factory=dict)
+    tasks: TasksSection = Field(default_factory=TasksSection)
+    subagents: SubagentsSection = Field(default_factory=SubagentsSection)
 
-    @field_validator("providers", "mcp_servers", "permissions", mode="before")
+    @field_validator("providers", "mcp_servers", "permissions", "tasks", "subagents", mode="before")
     @classmethod
     def _null_is_empty(cls, value: Any) -> Any:
         return {} if value is None else value

@@ -31,7 +31,14 @@ from ..errors import ConfigError
 from ._expand import expand_vars
 from ._layer import Layer, load_layer
 from .providers import ENV_API_KEY, ENV_BASE_URL, default_model
-from .resolved import ConfiguredProvider, ConfiguredRule, McpServerConfig, ResolvedConfig
+from .resolved import (
+    ConfiguredProvider,
+    ConfiguredRule,
+    McpServerConfig,
+    ResolvedConfig,
+    SubagentSettings,
+    TaskSettings,
+)
 
 __all__ = ["PROJECT_CONFIG", "USER_CONFIG", "load_config"]
 
@@ -97,8 +104,19 @@ def load_config(
         env_model=env.get("MEWCODE_MODEL") or None,
         permission_rules=tuple(r for layer in layers for r in _rules(layer)),
         mcp_servers=_merge_servers(layers),
+        tasks=TaskSettings(**_merged(layers, "tasks")),
+        subagents=SubagentSettings(**_merged(layers, "subagents")),
         warnings=warnings,
     )
+
+
+def _merged(layers: list[Layer], section: str) -> dict[str, Any]:
+    """The keys of ``section`` set in any layer, the project's winning."""
+    found: dict[str, Any] = {}
+    for layer in layers:
+        block = getattr(layer.file, section)
+        found.update({k: getattr(block, k) for k in block.model_fields_set})
+    return found
 
 
 class _Draft:
@@ -193,6 +211,7 @@ class _Draft:
             api_key=SecretStr(api_key) if api_key else None,
             context_window=v.get("context_window"),
             max_tokens=v.get("max_tokens"),
+            models=dict(v.get("models") or {}),
             origin=self.origin,
             problems=tuple(problems),
         )

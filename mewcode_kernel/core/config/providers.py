@@ -3,7 +3,8 @@ the defaults used when config leaves something out."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import SecretStr
@@ -18,6 +19,7 @@ __all__ = [
     "default_context_window",
     "default_max_tokens",
     "default_model",
+    "default_model_aliases",
 ]
 
 ProviderProtocol = Literal["anthropic", "openai", "replay"]
@@ -52,7 +54,8 @@ _ANTHROPIC_DEFAULT_MAX_TOKENS = 16_384
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ProviderSettings:
-    """A fully resolved provider, ready to build a client from.
+    """A fully resolved provider, ready to build a client from. ``models``
+    maps model aliases (``haiku``, ``sonnet``, ``opus``) to this provider's ids.
 
     ``base_url=None`` means the official endpoint. ``api_key`` is a
     ``SecretStr``: call ``get_secret_value()`` only where the client is built.
@@ -67,6 +70,7 @@ class ProviderSettings:
     api_key: SecretStr | None = None
     context_window: int
     max_tokens: int | None = None
+    models: Mapping[str, str] = field(default_factory=dict)
     origin: str = ""
 
     @property
@@ -82,6 +86,20 @@ def default_model(protocol: ProviderProtocol) -> str:
     if protocol == "openai":
         return DEFAULT_OPENAI_MODEL
     return REPLAY_PROVIDER
+
+
+# Subagent definitions name models by family; Anthropic's current ids by default.
+_ANTHROPIC_ALIASES = {
+    "haiku": "claude-haiku-4-5",
+    "sonnet": "claude-sonnet-4-5",
+    "opus": "claude-opus-4-1",
+}
+
+
+def default_model_aliases(protocol: ProviderProtocol) -> dict[str, str]:
+    """``haiku`` / ``sonnet`` / ``opus`` → model ids, where the protocol has a
+    default (a provider's ``models`` map adds to or overrides these)."""
+    return dict(_ANTHROPIC_ALIASES) if protocol == "anthropic" else {}
 
 
 def default_context_window(protocol: ProviderProtocol, model: str) -> int:

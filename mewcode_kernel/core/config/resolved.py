@@ -16,6 +16,7 @@ from .providers import (
     default_context_window,
     default_max_tokens,
     default_model,
+    default_model_aliases,
 )
 
 __all__ = ["ConfiguredProvider", "ConfiguredRule", "McpServerConfig", "ResolvedConfig"]
@@ -35,6 +36,7 @@ class ConfiguredProvider:
     api_key: SecretStr | None = None
     context_window: int | None = None
     max_tokens: int | None = None
+    models: Mapping[str, str] = field(default_factory=dict)
     origin: str = ""
     problems: tuple[ConfigError, ...] = ()
 
@@ -70,6 +72,24 @@ class McpServerConfig:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class TaskSettings:
+    """``tasks``: at most ``max_running`` background tasks run at once (more
+    wait in a queue); a background approval nobody answers within
+    ``approval_timeout`` seconds is denied."""
+
+    max_running: int = 4
+    approval_timeout: float = 300.0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SubagentSettings:
+    """``subagents``: a foreground subagent still running after
+    ``foreground_timeout`` seconds moves to the background."""
+
+    foreground_timeout: float = 120.0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ResolvedConfig:
     """User config overlaid by project config. Never holds the environment
     itself; secrets are ``SecretStr`` and hidden from ``repr``.
@@ -89,6 +109,8 @@ class ResolvedConfig:
     env_model: str | None = None
     permission_rules: tuple[ConfiguredRule, ...] = ()
     mcp_servers: Mapping[str, McpServerConfig] = field(default_factory=dict)
+    tasks: TaskSettings = field(default_factory=lambda: TaskSettings())
+    subagents: SubagentSettings = field(default_factory=lambda: SubagentSettings())
     warnings: list[ConfigError] = field(default_factory=list)
 
     def available_providers(self) -> list[str]:
@@ -150,6 +172,7 @@ class ResolvedConfig:
             context_window=entry.context_window
             or default_context_window(entry.protocol, resolved_model),
             max_tokens=entry.max_tokens or default_max_tokens(entry.protocol, resolved_model),
+            models={**default_model_aliases(entry.protocol), **entry.models},
             origin=entry.origin,
         )
 

@@ -11,7 +11,7 @@ __all__ = ["Decision", "Layer", "Outcome"]
 
 Outcome = Literal["allow", "deny", "ask"]
 Layer = Literal[
-    "plan", "input", "catastrophic", "hook", "deny-rule", "sandbox", "ask-rule", "allow-rule",
+    "plan", "read-only", "input", "catastrophic", "hook", "deny-rule", "sandbox", "ask-rule", "allow-rule",
     "protected", "mode", "session",
 ]  # fmt: skip
 

@@ -34,7 +34,9 @@ from .decision import Decision
 from .modes import LENIENT, Mode
 from .request import PermissionRequest
 from .rules import Behavior, Rule, RuleSet
+from .shell.analysis import analyze
 from .shell.decide import decide_command
+from .shell.readonly import writes_possibly
 from .targets import (
     Target,
     file_rule_hits,
@@ -49,9 +51,18 @@ __all__ = ["decide"]
 
 
 def decide(
-    request: PermissionRequest, rules: RuleSet, mode: Mode, *, workspace: Workspace
+    request: PermissionRequest,
+    rules: RuleSet,
+    mode: Mode,
+    *,
+    workspace: Workspace,
+    read_only: bool = False,
 ) -> Decision:
     """Decide one tool call. Pure apart from reading the file system to resolve paths."""
+    if read_only:
+        why = _may_write(request)
+        if why is not None:
+            return Decision(outcome="deny", reason=f"read-only role: {why}", layer="read-only")
     if mode == "dontAsk":
         decision = _decide(request, rules, "default", workspace)
         if decision.outcome != "ask":
@@ -63,6 +74,16 @@ def decide(
             rules=decision.rules,
         )
     return _decide(request, rules, mode, workspace)
+
+
+def _may_write(request: PermissionRequest) -> str | None:
+    if request.category == "read":
+        return None
+    if request.family == "command":
+        if request.subject is None or not request.subject.strip():
+            return "the command is missing"
+        return writes_possibly(analyze(request.subject))
+    return f"{request.tool} is not read-only"
 
 
 def _decide(

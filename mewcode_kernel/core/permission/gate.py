@@ -122,8 +122,10 @@ class Gate:
         bypass_disabled: bool = False,
         case_insensitive: bool | None = None,
         home: str | None = None,
+        read_only: bool = False,
     ) -> None:
         self.rules = rules if rules is not None else RuleSet()
+        self.read_only = read_only
         self.bypass_disabled = bypass_disabled
         self._mode: Mode = "default"
         self.mode = mode
@@ -161,10 +163,11 @@ class Gate:
             **kwargs,
         )
 
-    def derive(self, *, mode: Mode | None = None) -> Gate:
+    def derive(self, *, mode: Mode | None = None, read_only: bool = False) -> Gate:
         """A gate for a subagent: the same rules (session rules included),
         directories and audit sink, with its own ``mode``, never more lenient
-        than this gate's."""
+        than this gate's; ``read_only`` (or this gate's) refuses anything that
+        may write."""
         wanted = mode or self._mode
         if _LENIENCY[wanted] > _LENIENCY[self._mode]:
             wanted = self._mode
@@ -177,6 +180,7 @@ class Gate:
             bypass_disabled=self.bypass_disabled,
             case_insensitive=self._case_insensitive,
             home=self._home,
+            read_only=read_only or self.read_only,
         )
         child._workspaces = self._workspaces
         return child
@@ -234,7 +238,11 @@ class Gate:
     def evaluate(self, call: ToolUseBlock, tool: Tool, ctx: RunContext) -> Decision:
         """The engine's decision for ``call`` (no audit, no side effects)."""
         return decide(
-            self._request(call, tool, ctx), self.rules, self._mode, workspace=self.workspace(ctx)
+            self._request(call, tool, ctx),
+            self.rules,
+            self._mode,
+            workspace=self.workspace(ctx),
+            read_only=self.read_only,
         )
 
     async def check(self, call: ToolUseBlock, tool: Tool, ctx: RunContext) -> Decision:

@@ -34,13 +34,15 @@ __all__ = [
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ApprovalRequest:
     """A call that needs a person's yes or no. ``rules`` are the rules an
-    "Always allow" would add; ``cwd`` is where a command would run."""
+    "Always allow" would add; ``cwd`` is where a command would run;
+    ``task_id`` the background task asking (``None``: the running cell)."""
 
     call: ToolUseBlock
     tool: Tool
     reason: str
     rules: tuple[str, ...] = ()
     cwd: Path | None = None
+    task_id: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -110,7 +112,7 @@ class PermissionGate(Protocol):
         """The active rules, deny first, then ask, then allow."""
         ...
 
-    def derive(self, *, mode: Mode | None = None) -> PermissionGate:
+    def derive(self, *, mode: Mode | None = None, read_only: bool = False) -> PermissionGate:
         """A gate for a subagent: the same rules and log, its own mode (never
-        more lenient than this gate's)."""
+        more lenient than this gate's), read-only if asked (or if this is)."""
         ...

@@ -10,8 +10,11 @@ last activity and final answer, and passes every event on to the task's own
 launched the task has ended.
 
 States move only along ``queued → running → completed | failed |
-cancelled`` (``queued → cancelled`` too, and ``completed → running`` when a
+cancelled`` (``queued → cancelled`` too, and ``completed → queued`` when a
 finished task is resumed), under a lock; ids are random and checked unique.
+A task found running in a record of an earlier process comes back
+``interrupted``. Work that already runs (a foreground subagent sent to the
+background) is ``adopt``ed: it keeps running, now owned by the manager.
 """
 
 from __future__ import annotations
@@ -30,15 +33,16 @@ from ..usage import Usage
 
 __all__ = ["TaskInfo", "TaskManager", "TaskState", "TaskUpdate"]
 
-TaskState = Literal["queued", "running", "completed", "failed", "cancelled"]
+TaskState = Literal["queued", "running", "completed", "failed", "cancelled", "interrupted"]
 _MOVES: dict[TaskState, frozenset[TaskState]] = {
     "queued": frozenset({"running", "cancelled"}),
     "running": frozenset({"completed", "failed", "cancelled"}),
-    "completed": frozenset({"running", "queued"}),
+    "completed": frozenset({"queued"}),
     "failed": frozenset(),
     "cancelled": frozenset(),
+    "interrupted": frozenset(),
 }
-FINISHED: frozenset[TaskState] = frozenset({"completed", "failed", "cancelled"})
+FINISHED: frozenset[TaskState] = frozenset({"completed", "failed", "cancelled", "interrupted"})
 
 Work = Callable[[], AsyncIterator[AgentEvent]]
 
@@ -52,6 +56,7 @@ class TaskInfo:
     kind: str
     description: str
     state: TaskState
+    role: str = ""
     launched_at: float
     started_at: float | None = None
     ended_at: float | None = None
@@ -145,20 +150,65 @@ class TaskManager:
         name: str,
         kind: str = "turn",
         description: str = "",
+        role: str = "",
         on_event: Callable[[AgentEvent], Any] | None = None,
+        task_id: str | None = None,
     ) -> TaskInfo:
-        """Start ``work`` now, or queue it if ``max_running`` tasks are running."""
+        """Start ``work`` now, or queue it if ``max_running`` tasks are running.
+        ``task_id`` reuses an id chosen earlier (it must be new here)."""
         with self._lock:
-            task_id = self._new_id()
+            task_id = self._claim(task_id)
             info = TaskInfo(
                 id=task_id, name=name, kind=kind, description=description, state="queued",
-                launched_at=self._clock(),
+                role=role, launched_at=self._clock(),
             )  # fmt: skip
             self._tasks[task_id] = _Task(info, work, on_event)
             self._queue.append(task_id)
         self._publish(self._tasks[task_id].info)
         self._start_queued()
         return self._tasks[task_id].info
+
+    def adopt(
+        self,
+        work: Work,
+        *,
+        name: str,
+        kind: str = "turn",
+        description: str = "",
+        role: str = "",
+        seen: list[AgentEvent] | None = None,
+        on_event: Callable[[AgentEvent], Any] | None = None,
+        task_id: str | None = None,
+    ) -> TaskInfo:
+        """Own work that is already running (it is not queued: it runs now);
+        ``seen`` are the events it produced before, counted in its totals."""
+        with self._lock:
+            task_id = self._claim(task_id)
+            now = self._clock()
+            info = TaskInfo(
+                id=task_id, name=name, kind=kind, description=description, state="running",
+                role=role, launched_at=now, started_at=now,
+            )  # fmt: skip
+            task = self._tasks[task_id] = _Task(info, work, on_event)
+            self.peak_running = max(self.peak_running, self.running)
+        for event in seen or ():
+            self._observe(task, event, forward=False)
+        self._publish(task.info)
+        self._spawn(task)
+        return task.info
+
+    def restore(self, info: TaskInfo) -> TaskInfo:
+        """Show a task recorded by an earlier process: one that was still
+        queued or running comes back ``interrupted``."""
+        if info.id in self._tasks:
+            return self._tasks[info.id].info
+        if not info.finished:
+            info = replace(
+                info, state="interrupted", error=info.error or "the process running it stopped"
+            )
+        task = self._tasks[info.id] = _Task(info, _nothing, None)
+        task.done.set()
+        return info
 
     def resume(self, task_id: str, work: Work) -> TaskInfo:
         """Run more ``work`` as the same (completed) task, e.g. after a new
@@ -212,11 +262,15 @@ class TaskManager:
 
     # --- inside -----------------------------------------------------------------------
 
-    def _new_id(self) -> str:
-        while True:
-            task_id = f"task_{uuid.uuid4().hex[:16]}"
-            if task_id not in self._tasks:
-                return task_id
+    def _claim(self, task_id: str | None) -> str:
+        if task_id is None:
+            while True:
+                task_id = f"task_{uuid.uuid4().hex[:16]}"
+                if task_id not in self._tasks:
+                    return task_id
+        if task_id in self._tasks:
+            raise ValueError(f"task id {task_id} is taken")
+        return task_id
 
     def _set(self, task: _Task, **changes: Any) -> None:
         """Change a task's snapshot; a state change must be an allowed move."""
@@ -236,9 +290,12 @@ class TaskManager:
             self.peak_running = max(self.peak_running, self.running)
         for task in started:
             self._publish(task.info)
-            task.runner = asyncio.ensure_future(self._run(task))
-            # a runner cancelled before it ever ran never reaches _run's handlers
-            task.runner.add_done_callback(lambda _, task=task: self._end(task, "cancelled", None))
+            self._spawn(task)
+
+    def _spawn(self, task: _Task) -> None:
+        task.runner = asyncio.ensure_future(self._run(task))
+        # a runner cancelled before it ever ran never reaches _run's handlers
+        task.runner.add_done_callback(lambda _, task=task: self._end(task, "cancelled", None))
 
     async def _run(self, task: _Task) -> None:
         state: TaskState = "completed"
@@ -264,7 +321,7 @@ class TaskManager:
         self._publish(task.info)
         self._start_queued()
 
-    def _observe(self, task: _Task, event: AgentEvent) -> None:
+    def _observe(self, task: _Task, event: AgentEvent, *, forward: bool = True) -> None:
         changes: dict[str, Any] = {"last_activity_at": self._clock()}
         if isinstance(event, AssistantMessage):
             changes["usage"] = task.info.usage + event.usage
@@ -279,6 +336,8 @@ class TaskManager:
                 changes["error"] = event.error or "the run stopped with an error"
         with self._lock:
             self._set(task, **changes)
+        if not forward:
+            return
         if task.on_event is not None:
             task.on_event(event)
         self._publish(task.info, event)
@@ -287,3 +346,9 @@ class TaskManager:
         update = TaskUpdate(task=info, event=event)
         for callback in list(self._subscribers):
             callback(update)
+
+
+async def _nothing() -> AsyncIterator[AgentEvent]:
+    """The work of a restored task: it ran in another process."""
+    return
+    yield  # an async generator

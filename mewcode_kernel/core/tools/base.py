@@ -85,7 +85,9 @@ class Tool:
       the permission engine judges the call by.
     * ``family`` and ``rule_names``: which permission rules cover the tool
       (its own name always does; ``Read``, ``Bash``, ... as Claude Code
-      writes them) and how their specifiers are read. ``subject_arg``: the
+      writes them) and how their specifiers are read. ``aliases``: other
+      names the tool answers to in tool lists (a subagent definition's
+      ``tools: Read, Grep``). ``subject_arg``: the
       argument a text or command specifier is matched against.
     * ``path_args``: arguments that are file-system paths, resolved and
       checked before the call; ``search``: set for tools that walk a tree.
@@ -110,6 +112,7 @@ class Tool:
     run: ToolRun
     family: RuleFamily = "other"
     rule_names: frozenset[str] = frozenset()
+    aliases: frozenset[str] = frozenset()
     subject_arg: str | None = None
     path_args: tuple[str, ...] = ()
     search: SearchSpec | None = None

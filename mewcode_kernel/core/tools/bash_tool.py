@@ -46,6 +46,7 @@ _background: set[asyncio.Future[None]] = set()
     kind="exec",
     family="command",
     rule_names=frozenset({"Bash"}),
+    aliases=frozenset({"Bash"}),
     subject_arg="command",
     display_key="command",
     background_ok=True,

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..lifecycle import LifecycleDispatcher
     from ..permission import ApprovalHandler, PermissionGate
     from ..providers.base import Provider
+    from ..subagents import SubagentRunner
     from ..tasks import TaskManager
     from .registry import ToolRegistry
 
@@ -52,6 +53,9 @@ class AgentServices(Protocol):
 
     @property
     def tools(self) -> ToolRegistry: ...
+
+    @property
+    def subagents(self) -> SubagentRunner | None: ...
 
 
 class CancelScope:

@@ -29,6 +29,7 @@ _LINE_NUMBER_PREFIX = re.compile(r"^\s*\d+\t")
     path_args=("path",),
     family="edit",
     rule_names=frozenset({"Edit", "Write", "MultiEdit"}),
+    aliases=frozenset({"Edit", "MultiEdit"}),
     reads_paths=True,
     display_key="path",
     file_effect="edited",

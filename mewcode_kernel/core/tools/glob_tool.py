@@ -28,6 +28,7 @@ MAX_RESULTS = 200
     path_args=("path",),
     family="read",
     rule_names=frozenset({"Read", "Glob"}),
+    aliases=frozenset({"Glob"}),
     search=SearchSpec(pattern_arg="pattern", pattern_sets_base=True),
     display_key="pattern",
     background_ok=True,

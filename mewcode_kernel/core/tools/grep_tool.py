@@ -31,6 +31,7 @@ MAX_OUTPUT_CHARS = 128 * 1024
     path_args=("path",),
     family="read",
     rule_names=frozenset({"Read", "Grep"}),
+    aliases=frozenset({"Grep"}),
     search=SearchSpec(pattern_arg="glob"),
     display_key="pattern",
     background_ok=True,

@@ -29,6 +29,7 @@ _CHUNK = 64 * 1024
     path_args=("path",),
     family="read",
     rule_names=frozenset({"Read"}),
+    aliases=frozenset({"Read"}),
     display_key="path",
     file_effect="read",
     large_output="reread",

@@ -141,6 +141,15 @@ class ToolRegistry:
         self._base.version += 1
         self.refresh()
 
+    def add_toolset_now(self, toolset: Toolset) -> None:
+        """Add a toolset with nothing to open (before the registry is entered)
+        and take a snapshot that includes it."""
+        if self._open:
+            raise RuntimeError("the registry is open: use add_toolset")
+        if toolset not in self._toolsets:
+            self._toolsets.append(toolset)
+        self.refresh()
+
     async def add_toolset(self, toolset: Toolset) -> None:
         """Add ``toolset`` (entered now if the registry is open); its tools
         join at the next ``refresh``."""

@@ -23,6 +23,7 @@ __all__ = ["write_file"]
     path_args=("path",),
     family="edit",
     rule_names=frozenset({"Edit", "Write"}),
+    aliases=frozenset({"Write"}),
     display_key="path",
     file_effect="edited",
     background_ok=True,

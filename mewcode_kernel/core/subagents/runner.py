@@ -1,0 +1,524 @@
+"""``SubagentRunner``: runs subagents for the ``Agent`` tool and keeps track
+of them as tasks.
+
+A run builds a child ``Agent`` from a definition: the parent's provider
+(asked for the routed model), the filtered tools, a gate derived from the
+parent's (never more lenient; read-only for read-only roles), the parent's
+hooks, a fresh conversation (a role) or the parent's live history (a fork).
+
+* Foreground: the child's events stream to the parent as nested progress;
+  a child still running after ``foreground_timeout`` moves to the
+  background without losing anything (``timed_out_to_background``).
+* Background (``run_in_background``, a background definition, every fork):
+  launched as a task (queued past the cap). Its approvals go to the front
+  end's background handler, bounded by ``approval_timeout``, or to the
+  headless policy; nothing waits forever.
+
+Every child's conversation is written to ``subagents/<task>.jsonl`` under
+the session, the task table to ``tasks.jsonl``; a resumed session shows its
+tasks again (running ones as interrupted) and a completed one can be sent a
+new message. A finished background task reaches the parent on its next
+request as a ``<task-notification>``, and its usage counts in the parent's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..config import SubagentSettings
+from ..context import DEFAULT_WINDOW, ContextManager
+from ..conversation import Conversation
+from ..errors import ToolError
+from ..events import AgentEvent, Notice, ToolProgress, TurnDone
+from ..messages import Message, TextBlock
+from ..permission.seam import ApprovalAnswer, ApprovalHandler, ApprovalRequest
+from ..session.records import subagent_transcript, task_table
+from ..tasks import FINISHED, TaskInfo, TaskUpdate
+from ..tools.context import RunContext
+from ..tools.registry import ToolRegistry
+from ..usage import Usage
+from .catalog import AgentCatalog
+from .definition import MODEL_ALIASES, AgentDefinition
+from .fork import FORK_NAME, fork_definition, fork_history, fork_prompt
+from .tool_filter import child_tools, is_read_only_role, unknown_entries
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+
+__all__ = ["NOTIFICATION_LIMIT", "SubagentRequest", "SubagentRunner"]
+
+SUBAGENT_UNKNOWN_TOOL_LIMIT = 2
+NOTIFICATION_LIMIT = 4_000
+_END = object()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SubagentRequest:
+    """What the ``Agent`` tool was asked (Claude Code's schema, plus ``name``)."""
+
+    prompt: str
+    description: str
+    subagent_type: str | None = None
+    model: str | None = None
+    run_in_background: bool = False
+    name: str | None = None
+
+
+@dataclass(kw_only=True)
+class _Child:
+    id: str
+    name: str
+    definition: AgentDefinition
+    agent: Agent
+    conversation: Conversation
+    background: bool
+    counted: Usage = field(default_factory=Usage)  # usage the parent has counted already
+    notes: list[str] = field(default_factory=list)
+
+
+class SubagentRunner:
+    """Runs the subagents of one parent ``Agent``.
+
+    ``history`` returns the parent's live conversation (for forks);
+    ``aliases`` the parent provider's model aliases (``haiku`` → an id);
+    ``session_dir`` where records go (``None``: not kept); ``background_approvals``
+    the front end's handler for approvals of background work (``None``:
+    the headless policy decides).
+    """
+
+    def __init__(
+        self,
+        *,
+        parent: Agent,
+        catalog: AgentCatalog,
+        history: Callable[[], list[Message]],
+        aliases: Callable[[], Mapping[str, str]],
+        settings: SubagentSettings,
+        approval_timeout: float,
+        session_dir: Callable[[], Path | None],
+        background_approvals: Callable[[], ApprovalHandler | None] = lambda: None,
+    ) -> None:
+        self.parent = parent
+        self.catalog = catalog
+        self._history = history
+        self._aliases = aliases
+        self.settings = settings
+        self.approval_timeout = approval_timeout
+        self._session_dir = session_dir
+        self._background_approvals = background_approvals
+        self._children: dict[str, _Child] = {}
+        self._mine: set[str] = set()
+        self._roles: dict[str, str] = {}
+        self._unsubscribe: Callable[[], None] | None = None
+        if parent.tasks is not None:
+            self._unsubscribe = parent.tasks.subscribe(self._on_update)
+
+    def close(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    # --- what the task tools read ------------------------------------------------------
+
+    def task_ids(self) -> list[str]:
+        """The tasks of this session (launched here or restored from its records)."""
+        return list(self._mine)
+
+    def tasks(self) -> list[TaskInfo]:
+        manager = self.parent.tasks
+        if manager is None:
+            return []
+        return [i for i in manager.list() if i.id in self._mine]
+
+    def role_of(self, task_id: str) -> str:
+        return self._roles.get(task_id, "")
+
+    # --- running ----------------------------------------------------------------------
+
+    async def run(self, ctx: RunContext, request: SubagentRequest) -> str:
+        """Run ``request``: the final answer (foreground), or where the task is."""
+        fork = request.subagent_type is None
+        if fork:
+            definition = fork_definition()
+        else:
+            found = self.catalog.resolve(request.subagent_type or "")
+            if found is None:
+                raise ToolError(
+                    f"unknown subagent_type {request.subagent_type!r}; available: "
+                    f"{', '.join(self.catalog.names)} (or leave it out to fork yourself)"
+                )
+            definition = found
+        background = fork or definition.background or request.run_in_background
+        if background and self.parent.tasks is None:
+            raise ToolError("background subagents need a task manager, and this session has none")
+        child = self._child(definition, request, background=background, fork=fork)
+        for note in child.notes:  # for the person; the model needs none of it
+            if ctx.call is not None:
+                ctx.emit(Notice(level="warning", message=note))
+        message = fork_prompt(request.prompt) if fork else _task_message(request.prompt)
+        if background:
+            return self._launch(child, message, request)
+        return await self._foreground(ctx, child, message, request)
+
+    def _child(
+        self,
+        definition: AgentDefinition,
+        request: SubagentRequest,
+        *,
+        background: bool,
+        fork: bool,
+        child_id: str | None = None,
+        history: list[Message] | None = None,
+    ) -> _Child:
+        from ..agent import Agent
+
+        parent = self.parent
+        tools = child_tools(parent.tools, definition, background=background)
+        notes: list[str] = []
+        unknown = unknown_entries(definition, parent.tools)
+        if unknown:
+            notes.append(
+                f"{definition.name} names tools this session does not have: {', '.join(unknown)}"
+            )
+        model, note = self.route(request.model or definition.model)
+        if note:
+            notes.append(note)
+        gate = parent.gate.derive(
+            mode=definition.permission_mode or parent.gate.mode,
+            read_only=is_read_only_role(definition, tools),
+        )
+        context = parent.context
+        child_id = child_id or self._new_id()
+        directory = self._session_dir()
+        if history is not None:  # resumed from its transcript: already on disk
+            conversation = Conversation(history)
+        else:
+            conversation = Conversation(fork_history(self._history()) if fork else ())
+            if directory is not None:
+                transcript = subagent_transcript(directory, child_id)
+                for message in conversation.messages:
+                    transcript.append(message)
+        if directory is not None:
+            conversation.on_append = subagent_transcript(directory, child_id).append
+        agent = Agent(
+            provider=parent.provider,
+            tools=ToolRegistry(tools),
+            ctx=parent.ctx,
+            system_prompt=parent.system_prompt if fork else self._system_prompt(definition),
+            gate=gate,
+            approval_handler=self._approvals(background, child_id),
+            max_turns=definition.max_turns,
+            headless_allow=parent.headless_allow,
+            context=ContextManager(
+                window=context.window if context is not None else DEFAULT_WINDOW,
+                policy=context.policy if context is not None else None,
+            ),
+            lifecycle=parent.lifecycle,
+            unknown_tool_limit=SUBAGENT_UNKNOWN_TOOL_LIMIT,
+            model=model or parent.model,
+        )
+        name = request.name or (FORK_NAME if fork else definition.name)
+        return _Child(
+            id=child_id, name=name, definition=definition, agent=agent,
+            conversation=conversation, background=background, notes=notes,
+        )  # fmt: skip
+
+    def system_prompt(self, definition: AgentDefinition) -> str:
+        """A role's system prompt: its definition's body, and where it works."""
+        return self._system_prompt(definition)
+
+    def _system_prompt(self, definition: AgentDefinition) -> str:
+        where = f"You work in the project at {self.parent.ctx.root} as a subagent of MewCode."
+        return f"{definition.system_prompt}\n\n{where}".strip()
+
+    def route(self, wanted: str) -> tuple[str | None, str | None]:
+        """The model id to ask for (``None``: the parent's), and a note."""
+        if not wanted or wanted == "inherit":
+            return None, None
+        if wanted in MODEL_ALIASES:
+            mapped = self._aliases().get(wanted)
+            if mapped is None:
+                return None, (
+                    f"no model is configured for {wanted!r} with this provider (set "
+                    f"providers.<name>.models.{wanted} in .mewcode.yaml); using the parent's model"
+                )
+            return mapped, None
+        return wanted, None
+
+    def _approvals(self, background: bool, task_id: str) -> ApprovalHandler | None:
+        if not background:
+            return self.parent.approval_handler
+        front = self._background_approvals()
+        if front is None:
+            return None
+        timeout = self.approval_timeout
+
+        async def ask(request: ApprovalRequest) -> ApprovalAnswer:
+            try:
+                return await asyncio.wait_for(front(replace(request, task_id=task_id)), timeout)
+            except TimeoutError:
+                return ApprovalAnswer(
+                    allow=False, note=f"nobody answered within {timeout:g} s, so it was denied"
+                )
+
+        return ask
+
+    def _new_id(self) -> str:
+        return f"task_{uuid.uuid4().hex[:16]}"
+
+    # --- foreground and background ------------------------------------------------------
+
+    def _launch(self, child: _Child, message: Message, request: SubagentRequest) -> str:
+        assert self.parent.tasks is not None
+        info = self.parent.tasks.launch(
+            lambda: child.agent.run(child.conversation, message),
+            name=child.name, kind="subagent", description=request.description,
+            role=child.definition.name, task_id=child.id,
+        )  # fmt: skip
+        self._register(child)
+        return _status(info, "async_launched")
+
+    async def _foreground(
+        self, ctx: RunContext, child: _Child, message: Message, request: SubagentRequest
+    ) -> str:
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+
+        async def pump() -> None:
+            try:
+                async for event in child.agent.run(child.conversation, message):
+                    queue.put_nowait(event)
+            finally:
+                queue.put_nowait(_END)
+
+        runner = asyncio.ensure_future(pump())
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.foreground_timeout
+        seen: list[AgentEvent] = []
+        done: TurnDone | None = None
+        try:
+            while True:
+                try:
+                    item = await asyncio.wait_for(queue.get(), max(deadline - loop.time(), 0))
+                except TimeoutError:
+                    return self._adopt(child, queue, runner, seen, request)
+                if item is _END:
+                    break
+                seen.append(item)
+                _nest(ctx, item)
+                if isinstance(item, TurnDone):
+                    done = item
+        except asyncio.CancelledError:
+            runner.cancel()
+            await asyncio.gather(runner, return_exceptions=True)
+            raise
+        await runner
+        child.counted = _usage(seen)
+        return _answer(child, done)
+
+    def _adopt(
+        self,
+        child: _Child,
+        queue: asyncio.Queue[Any],
+        runner: asyncio.Future[None],
+        seen: list[AgentEvent],
+        request: SubagentRequest,
+    ) -> str:
+        assert self.parent.tasks is not None
+
+        async def rest() -> AsyncIterator[AgentEvent]:
+            try:
+                while (item := await queue.get()) is not _END:
+                    yield item
+            finally:
+                if not runner.done():
+                    runner.cancel()
+                    await asyncio.gather(runner, return_exceptions=True)
+
+        child.background = True
+        child.counted = _usage(seen)  # already counted through the parent's turn
+        info = self.parent.tasks.adopt(
+            rest, name=child.name, kind="subagent", description=request.description,
+            role=child.definition.name, seen=seen, task_id=child.id,
+        )  # fmt: skip
+        self._register(child)
+        return _status(info, "timed_out_to_background")
+
+    # --- resuming ------------------------------------------------------------------------
+
+    def send(self, name: str, text: str) -> TaskInfo:
+        """Resume the completed task ``name`` (or id) with a new message.
+        Raises ``KeyError`` (unknown) or ``ValueError`` (not completed)."""
+        manager = self.parent.tasks
+        if manager is None:
+            raise KeyError(name)
+        info = next((i for i in self.tasks() if i.id == name), None)
+        if info is None:
+            named = [i for i in self.tasks() if i.name == name]
+            info = max(named, key=lambda i: i.launched_at) if named else None
+        if info is None or info.kind != "subagent":
+            raise KeyError(name)
+        if info.state != "completed":
+            raise ValueError(
+                f"task {info.id} ({info.name}) is {info.state}; only a completed task can be resumed"
+            )
+        child = self._children.get(info.id) or self._rebuild(info)
+        message = _task_message(text)
+        return manager.resume(info.id, lambda: child.agent.run(child.conversation, message))
+
+    def _rebuild(self, info: TaskInfo) -> _Child:
+        """A child recorded by an earlier process, from its role and transcript."""
+        directory = self._session_dir()
+        if directory is None:
+            raise KeyError(info.id)
+        role = info.role or self._roles.get(info.id, "")
+        definition = fork_definition() if role == FORK_NAME else self.catalog.resolve(role)
+        if definition is None:
+            raise ValueError(f"task {info.id} ran as {role!r}, which is no longer defined")
+        request = SubagentRequest(prompt="", description=info.description, name=info.name)
+        history = subagent_transcript(directory, info.id).read()
+        child = self._child(
+            definition, request, background=True, fork=False, child_id=info.id, history=history
+        )
+        if role == FORK_NAME:
+            child.agent.system_prompt = self.parent.system_prompt
+        self._children[info.id] = child
+        return child
+
+    def restore(self, directory: Path) -> list[TaskInfo]:
+        """Show the tasks recorded in ``directory`` (a resumed session)."""
+        manager = self.parent.tasks
+        if manager is None:
+            return []
+        latest: dict[str, dict[str, Any]] = {}
+        for record in task_table(directory).read():
+            if isinstance(record.get("id"), str):
+                latest[record["id"]] = record
+        restored = []
+        for record in latest.values():
+            info = manager.restore(_info(record))
+            self._mine.add(info.id)
+            self._roles[info.id] = info.role
+            restored.append(info)
+        return restored
+
+    # --- records and notifications ------------------------------------------------------
+
+    def _register(self, child: _Child) -> None:
+        self._children[child.id] = child
+        self._mine.add(child.id)
+        self._roles[child.id] = child.definition.name
+        info = self.parent.tasks.get(child.id) if self.parent.tasks else None
+        if info is not None:
+            self._record(info)
+
+    def _on_update(self, update: TaskUpdate) -> None:
+        info = update.task
+        if info.id not in self._children or update.event is not None:
+            return
+        self._record(info)
+        child = self._children[info.id]
+        if info.state in FINISHED:
+            extra = info.usage - child.counted if child.background else Usage()
+            child.counted = info.usage
+            self.parent.state.add_usage(extra)
+            self.parent.state.add_reminder(self._notification(info))
+
+    def _record(self, info: TaskInfo) -> None:
+        directory = self._session_dir()
+        if directory is not None:
+            task_table(directory).append(_record(info))
+
+    def _notification(self, info: TaskInfo) -> str:
+        lines = [f'Task {info.id} (name="{info.name}"): {info.state}']
+        if info.error:
+            lines.append(f"Error: {info.error}")
+        result = info.result or "(no final answer)"
+        if len(result) > NOTIFICATION_LIMIT:
+            kept = result[:NOTIFICATION_LIMIT]
+            where = self._offload(info.id, result)
+            rest = f"{len(result) - NOTIFICATION_LIMIT:,} more characters"
+            result = f"{kept}\n[... {rest}{f' in {where}' if where else ''}; TaskGet shows it all]"
+        lines.append(f"Result: {result}")
+        return "<task-notification>\n" + "\n".join(lines) + "\n</task-notification>"
+
+    def _offload(self, task_id: str, text: str) -> str | None:
+        directory = self._session_dir()
+        if directory is None:
+            return None
+        path = directory / "tool-results" / f"{task_id}-result.txt"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        except OSError:
+            return None
+        root = self.parent.ctx.root
+        return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
+def _task_message(text: str) -> Message:
+    return Message(role="user", content=[TextBlock(text=text)])
+
+
+def _nest(ctx: RunContext, event: AgentEvent) -> None:
+    if ctx.call is not None:
+        ctx.emit(ToolProgress(call=ctx.call, nested=event))
+
+
+def _usage(events: list[AgentEvent]) -> Usage:
+    total = Usage()
+    for event in events:
+        if isinstance(event, TurnDone):
+            return event.usage
+        usage = getattr(event, "usage", None)
+        if event.kind == "assistant_message" and isinstance(usage, Usage):
+            total = total + usage
+    return total
+
+
+def _answer(child: _Child, done: TurnDone | None) -> str:
+    if done is None:
+        raise ToolError(f"the {child.name} subagent ended without an answer")
+    if done.reason == "error":
+        raise ToolError(f"the {child.name} subagent stopped with an error: {done.error}")
+    text = done.text or "(the subagent gave no final answer)"
+    if done.reason in ("max_turns", "unknown_tools"):
+        text += f"\n\n[the subagent stopped early: {done.reason}]"
+    return text
+
+
+def _status(info: TaskInfo, status: str) -> str:
+    body: dict[str, Any] = {"task_id": info.id, "name": info.name, "status": status}
+    if info.state == "queued":
+        body["queued"] = True
+    return json.dumps(body)
+
+
+def _record(info: TaskInfo) -> dict[str, Any]:
+    return {
+        "id": info.id, "name": info.name, "kind": info.kind, "role": info.role,
+        "description": info.description, "state": info.state, "launched_at": info.launched_at,
+        "started_at": info.started_at, "ended_at": info.ended_at, "usage": info.usage.to_dict(),
+        "tool_count": info.tool_count, "last_activity": info.last_activity,
+        "result": info.result, "error": info.error, "recorded_at": time.time(),
+    }  # fmt: skip
+
+
+def _info(record: Mapping[str, Any]) -> TaskInfo:
+    usage = record.get("usage") or {}
+    return TaskInfo(
+        id=record["id"], name=str(record.get("name", "")), kind=str(record.get("kind", "subagent")),
+        description=str(record.get("description", "")), role=str(record.get("role", "")),
+        state=record.get("state", "interrupted"), launched_at=float(record.get("launched_at") or 0),
+        started_at=record.get("started_at"), ended_at=record.get("ended_at"),
+        usage=Usage.from_dict(usage) if isinstance(usage, dict) else Usage(),
+        tool_count=int(record.get("tool_count") or 0),
+        last_activity=str(record.get("last_activity") or ""),
+        result=str(record.get("result") or ""), error=record.get("error"),
+    )  # fmt: skip
