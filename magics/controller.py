@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from mewcode_kernel.core.tasks import TaskManager
 
     from .render_base import Renderer
+    from .tasks_view import TaskBoards
     from .turn import TurnOutcome
 
 __all__ = ["MAX_BACKGROUND", "AgentController", "controller_for", "run_cell", "wait_background"]
@@ -76,17 +77,13 @@ class AgentController:
         self.start_dir = Path.cwd()
         self.session: AgentSession | None = None
         self._tasks: TaskManager | None = None
+        self._boards: TaskBoards | None = None
 
     # --- one cell ------------------------------------------------------------------
 
     async def run(self, line: str, cell: str | None) -> None:
         call = parse_cell(line, cell, self.shell.user_ns)
         options = call.options
-        if options.agent is not None:
-            raise AgentCellError(
-                f"--agent {options.agent}: no subagent definition named {options.agent!r} is "
-                "available (subagent definitions are not supported by this version yet)"
-            )
         if options.background:
             if call.command is not None:
                 raise UsageError("--background runs a prompt, not a slash command")
@@ -115,6 +112,7 @@ class AgentController:
     def _session(self) -> AgentSession:
         if self.session is None:
             self.session = self._open(tasks=self.tasks)
+            self.tasks.max_running = self.session.config.tasks.max_running
         return self.session
 
     def _open(self, **kwargs: Any) -> AgentSession:
@@ -140,6 +138,8 @@ class AgentController:
         renderer, _ = pick_renderer(self.shell, background=False, policy=headless_setting()[1])
         renderer.show_command(result)
         renderer.finish(None)
+        if result.meta.get("widget") == "tasks" and renderer.shows_widgets:
+            self.boards.show(session.subagents.task_ids())
         if call.options.out:
             self.shell.user_ns[call.options.out] = (
                 result.data if result.data is not None else result.markdown
@@ -155,13 +155,14 @@ class AgentController:
         renderer, warning = self._attach_renderer(session, background=False)
         async with _cell_overrides(session, call.options):
             try:
-                outcome = await drive_turn(
-                    session,
-                    call.prompt,
-                    renderer,
-                    max_turns=call.options.max_turns,
-                    warning=warning,
-                )
+                with self.boards.watch(enabled=renderer.shows_widgets):
+                    outcome = await drive_turn(
+                        session,
+                        call.prompt,
+                        renderer,
+                        max_turns=call.options.max_turns,
+                        warning=warning,
+                    )
             except MewcodeError as exc:  # e.g. the session file cannot be written
                 raise AgentCellError(str(exc)) from None
         self._conclude(outcome, call.options.out)
@@ -177,6 +178,8 @@ class AgentController:
         renderer, warning = pick_renderer(self.shell, background=background, policy=policy)
         session.headless_allow = allow
         session.approval_handler = approval_handler_for(renderer)
+        # background work asks on the task boards when a person can see them
+        session.background_approval_handler = self.boards.ask if renderer.shows_widgets else None
         return renderer, warning
 
     def _conclude(self, outcome: TurnOutcome, out: str | None) -> None:
@@ -203,6 +206,15 @@ class AgentController:
 
             self._tasks = TaskManager(max_running=MAX_BACKGROUND)
         return self._tasks
+
+    @property
+    def boards(self) -> TaskBoards:
+        """The live task boards of this shell."""
+        if self._boards is None:
+            from .tasks_view import TaskBoards
+
+            self._boards = TaskBoards(self.tasks)
+        return self._boards
 
     async def _start_background(self, call: AgentCall) -> None:
         options = call.options
@@ -251,15 +263,18 @@ class AgentController:
 
         outcome = TurnOutcome(done=None, cancelled=False)
         try:
-            async for event in turn_events(
-                session,
-                call.prompt,
-                renderer,
-                outcome,
-                max_turns=call.options.max_turns,
-                warning=warning,
-            ):
-                yield event
+            async with AsyncExitStack() as stack:
+                if call.options.agent:
+                    await stack.enter_async_context(session.as_agent(call.options.agent))
+                async for event in turn_events(
+                    session,
+                    call.prompt,
+                    renderer,
+                    outcome,
+                    max_turns=call.options.max_turns,
+                    warning=warning,
+                ):
+                    yield event
             done = outcome.done
             if done is not None and done.reason == "error":
                 renderer.show_error(done.error or "the background turn stopped with an error")
@@ -279,7 +294,7 @@ class AgentController:
 
 @asynccontextmanager
 async def _cell_overrides(session: AgentSession, options: AgentOptions) -> AsyncIterator[None]:
-    """``--provider`` / ``--model`` / ``--mode`` for this cell only."""
+    """``--provider`` / ``--model`` / ``--mode`` / ``--agent`` for this cell only."""
     from mewcode_kernel.core.errors import ConfigError
     from mewcode_kernel.core.providers.factory import close_provider
 
@@ -297,7 +312,13 @@ async def _cell_overrides(session: AgentSession, options: AgentOptions) -> Async
                 session.mode = options.mode
             except ValueError as exc:
                 raise AgentCellError(f"--mode {options.mode}: {exc}") from None
-        yield
+        async with AsyncExitStack() as stack:
+            if options.agent:
+                try:
+                    await stack.enter_async_context(session.as_agent(options.agent))
+                except ConfigError as exc:
+                    raise AgentCellError(f"--agent {options.agent}: {exc.message}") from None
+            yield
     finally:
         if options.mode:
             session.mode = previous_mode

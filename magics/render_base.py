@@ -23,6 +23,8 @@ ToolLookup = Callable[[str], Tool | None]
 class Renderer(Protocol):
     #: False for renderers that cannot ask a person (headless runs).
     interactive: bool
+    #: True when it draws live widgets (so task boards can be shown beside it).
+    shows_widgets: bool
 
     def start(
         self,

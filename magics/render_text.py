@@ -31,10 +31,12 @@ from mewcode_kernel.core.events import (
     PermissionDecided,
     RetryScheduled,
     ToolFinished,
+    ToolProgress,
     TurnDone,
 )
 from mewcode_kernel.core.messages import ToolUseBlock
 from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
+from mewcode_kernel.core.tools import Tool
 
 from .render_base import ToolLookup, dispatch
 
@@ -48,10 +50,13 @@ _KEY_ARGS = ("path", "file_path", "command", "pattern", "url", "name", "prompt")
 _CLEAN_STOPS = {"end_turn", "stop_sequence"}
 
 
-def tool_summary(call: ToolUseBlock, width: int = 70) -> str:
-    """``tool key-argument``, e.g. ``read_file stats.py`` or ``bash pytest -q``."""
-    value = next((call.input[k] for k in _KEY_ARGS if isinstance(call.input.get(k), str)), None)
-    if value is None:
+def tool_summary(call: ToolUseBlock, width: int = 70, tool: Tool | None = None) -> str:
+    """``tool key-argument``, e.g. ``read_file stats.py`` or ``bash pytest -q``:
+    the argument ``tool``'s metadata names, else the usual suspects."""
+    value = tool.display(call.input) if tool is not None else ""
+    if not value:
+        value = next((call.input[k] for k in _KEY_ARGS if isinstance(call.input.get(k), str)), "")
+    if not value:
         value = next((v for v in call.input.values() if isinstance(v, str)), "")
     value = " ".join(value.split())
     if len(value) > width:
@@ -91,6 +96,7 @@ class TextRenderer:
         write: Callable[[str], object] | None = None,
     ) -> None:
         self.interactive = interactive and ask_line is not None
+        self.shows_widgets = False
         self._ask_line = ask_line
         self._policy = policy
         if display is None:
@@ -103,6 +109,7 @@ class TextRenderer:
         self._reasons: dict[str, str] = {}
         self._denied: set[str] = set()
         self._errors: list[str] = []
+        self._tools: ToolLookup | None = None
 
     # --- Renderer protocol -------------------------------------------------------
 
@@ -115,15 +122,19 @@ class TextRenderer:
         tools: ToolLookup | None = None,
     ) -> None:
         """Nothing is printed: the provider shows in notices only when it is a replay."""
+        self._tools = tools
 
     def on_event(self, event: AgentEvent) -> None:
         dispatch(self, event)
+
+    def _tool(self, name: str) -> Tool | None:
+        return self._tools(name) if self._tools is not None else None
 
     async def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
         if self._ask_line is None:
             raise RuntimeError("this renderer cannot ask")
         reply = await self._ask_line(
-            f"Allow {tool_summary(request.call)}? [y]es / [a]lways / [N]o (or a note for the model): "
+            f"Allow {tool_summary(request.call, tool=self._tool(request.call.name))}? [y]es / [a]lways / [N]o (or a note for the model): "
         )
         return parse_answer(reply)
 
@@ -166,10 +177,12 @@ class TextRenderer:
         self._reasons[event.call.id] = event.reason
 
     def on_approval_requested(self, event: ApprovalRequested) -> None:
-        self._line(f"? {tool_summary(event.call)} needs approval: {event.reason}")
+        self._line(
+            f"? {tool_summary(event.call, tool=self._tool(event.call.name))} needs approval: {event.reason}"
+        )
 
     def on_approval_resolved(self, event: ApprovalResolved) -> None:
-        summary = tool_summary(event.call)
+        summary = tool_summary(event.call, tool=self._tool(event.call.name))
         if not event.allowed:
             self._denied.add(event.call.id)
         if event.by == "headless":
@@ -189,12 +202,21 @@ class TextRenderer:
     def on_tool_finished(self, event: ToolFinished) -> None:
         if event.call.id in self._denied:
             return
-        summary = tool_summary(event.call)
+        summary = tool_summary(event.call, tool=self._tool(event.call.name))
         if event.result.is_error:
             first = next((ln for ln in event.result.text.splitlines() if ln.strip()), "failed")
             self._line(f"✗ {summary}: {first.strip()[:160]}")
         else:
             self._line(f"✓ {summary}")
+
+    def on_tool_progress(self, event: ToolProgress) -> None:
+        """What a subagent inside the call does, one indented line per tool."""
+        nested = event.nested
+        if isinstance(nested, ToolFinished):
+            mark = "✗" if nested.result.is_error else "✓"
+            self._line(f"  ↳ {mark} {tool_summary(nested.call, tool=self._tool(nested.call.name))}")
+        elif isinstance(nested, Notice) and nested.level != "info":
+            self._line(f"  ↳ {_NOTICE_MARK[nested.level]} {nested.message}")
 
     def on_retry_scheduled(self, event: RetryScheduled) -> None:
         self._line(f"↻ retrying ({event.attempt}/{event.max_attempts}): {event.reason}")

@@ -48,9 +48,9 @@ from mewcode_kernel.core.events import (
 from mewcode_kernel.core.messages import ToolUseBlock
 from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
 
-from ._live.card import ApprovalCard
+from ._live.card import ApprovalCard, card_with_answer
 from ._live.coalesce import Paintable, Painter
-from ._live.fmt import COLORS, duration
+from ._live.fmt import COLORS, duration, key_argument
 from ._live.lines import error_bundle, footer_bundle, line_bundle
 from ._live.parts import AnswerStream, Line, TextPart, ThinkingPart, ToolRow, WidgetPart
 from ._live.surface import BoxSurface, CellSurface, Surface
@@ -78,6 +78,7 @@ class WidgetRenderer:
     """
 
     interactive = True
+    shows_widgets = True
 
     def __init__(
         self,
@@ -146,14 +147,7 @@ class WidgetRenderer:
             dispatch(self, event)
 
     async def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
-        loop = asyncio.get_running_loop()
-        answered: asyncio.Future[ApprovalAnswer] = loop.create_future()
-
-        def resolve(answer: ApprovalAnswer) -> None:
-            if not answered.done():
-                answered.set_result(answer)
-
-        card = ApprovalCard(request, resolve)
+        card, answered = card_with_answer(request)
         self._cards[request.call.id] = card
         row = self._rows.get(request.call.id)
         if row is not None:
@@ -297,8 +291,24 @@ class WidgetRenderer:
 
     def on_tool_progress(self, event: ToolProgress) -> None:
         row = self._call_row(event.call)
-        row.progress(output=event.output, status=event.status)
+        nested = event.nested
+        if nested is None:
+            row.progress(output=event.output, status=event.status)
+        elif isinstance(nested, ToolStarted):
+            row.progress(status=f"↳ {nested.call.name} {self._arg(nested.call)}".rstrip())
+        elif isinstance(nested, ToolFinished):
+            mark = "✗" if nested.result.is_error else "✓"
+            line = f"{mark} {nested.call.name} {self._arg(nested.call)}".rstrip()
+            row.progress(output=line + "\n", status=f"↳ {line}")
+        elif isinstance(nested, Notice):
+            row.progress(output=f"{_NOTICE_GLYPH[nested.level]} {nested.message}\n")
+        else:
+            return
         self._mark(row)
+
+    def _arg(self, call: ToolUseBlock) -> str:
+        tool = self._tools(call.name) if self._tools is not None else None
+        return key_argument(tool, call.input, limit=60)
 
     def on_tool_finished(self, event: ToolFinished) -> None:
         row = self._call_row(event.call)

@@ -20,10 +20,13 @@ a temporary directory, so nothing of the user's setup leaks in.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
+import threading
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from nbclient import NotebookClient
@@ -162,6 +165,102 @@ SCRIPTS: dict[str, list[WireStep]] = {
         reply(text="It is **Blue Heron**.", usage=usage(25, 2700, 0, 8)),
     ],
 }
+
+
+class Routed:
+    """Script steps for a notebook whose subagents run concurrently with the
+    agent: requests of a subagent (its system prompt says so) take the next
+    ``child`` reply, the agent's the next ``parent`` reply, in any order."""
+
+    def __init__(self, parent: list[WireStep], child: list[WireStep]) -> None:
+        self.parent, self.child = list(parent), list(child)
+        self.lock = threading.Lock()
+
+    def steps(self) -> list[WireStep]:
+        return [self] * (len(self.parent) + len(self.child))
+
+    def __call__(self, body: dict[str, Any]) -> WireStep:
+        is_child = "as a subagent of MewCode" in json.dumps(body.get("system", ""))
+        with self.lock:
+            return (self.child if is_child else self.parent).pop(0)
+
+
+SCRIPTS["subagents"] = Routed(
+    parent=[
+        reply(
+            tool_calls=[
+                (
+                    "Agent",
+                    {
+                        "description": "map the project",
+                        "prompt": "List the files of this project and say what each holds.",
+                        "subagent_type": "Explore",
+                    },
+                )
+            ],
+            usage=usage(25, 0, 3400, 60),
+        ),
+        reply(
+            text=(
+                "Two files: `stats.py` defines `mean(xs)`, and `test_stats.py` holds one test "
+                "of it."
+            ),
+            usage=usage(90, 3400, 0, 30),
+        ),
+        reply(
+            tool_calls=[
+                (
+                    "Agent",
+                    {
+                        "description": "check the tests",
+                        "prompt": "Read the tests and the code they test; report what is covered and what is not.",
+                        "subagent_type": "general-purpose",
+                        "run_in_background": True,
+                        "name": "test-check",
+                    },
+                )
+            ],
+            usage=usage(30, 3490, 0, 70),
+        ),
+        reply(
+            text="Started `test-check` in the background; I'll report what it finds.",
+            usage=usage(60, 3560, 0, 20),
+        ),
+        reply(
+            text=(
+                "The check found one test, `test_mean`, covering `mean([1, 2, 3])`. Nothing "
+                "covers an empty list, where `mean()` divides by zero."
+            ),
+            usage=usage(140, 3620, 0, 40),
+        ),
+        reply(tool_calls=[("read_file", {"path": "stats.py"})], usage=usage(20, 0, 1900, 25)),
+        reply(
+            text=(
+                "Plan:\n\n1. In `stats.py`, return `0.0` from `mean()` when `xs` is empty, "
+                "before dividing.\n2. Add `test_mean_empty` to `test_stats.py`: "
+                "`assert mean([]) == 0.0`.\n3. Run `python3 -m pytest -q`.\n\n"
+                "Critical files:\n- stats.py: the function to change\n"
+                "- test_stats.py: where the new test goes"
+            ),
+            usage=usage(60, 1925, 0, 90),
+        ),
+    ],
+    child=[
+        reply(tool_calls=[("glob", {"pattern": "*"})], usage=usage(15, 0, 900, 20)),
+        reply(
+            text="stats.py: `mean(xs)`, the average of a list. test_stats.py: one pytest test of `mean`.",
+            usage=usage(40, 900, 0, 30),
+        ),
+        reply(tool_calls=[("read_file", {"path": "test_stats.py"})], usage=usage(20, 0, 1100, 20)),
+        reply(
+            text=(
+                "Covered: `mean([1, 2, 3]) == 2` (test_mean). Not covered: an empty list, "
+                "which raises ZeroDivisionError."
+            ),
+            usage=usage(50, 1100, 0, 40),
+        ),
+    ],
+).steps()
 
 
 def clean_env(home: str, **extra: str) -> dict[str, str]:

@@ -22,7 +22,10 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from tests._kernel import install_kernelspec, kernel_env
 
@@ -156,3 +159,76 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def browser_missing() -> list[str]:
+    """What a browser test needs and this machine lacks (empty: all there)."""
+    import importlib.util
+
+    return [
+        what
+        for what, ok in (
+            (f"chromium ({CHROMIUM})", Path(CHROMIUM).exists()),
+            ("jupyterlab", importlib.util.find_spec("jupyterlab") is not None),
+            ("playwright", importlib.util.find_spec("playwright") is not None),
+        )
+        if not ok
+    ]
+
+
+def notebook_json(cells: list[str]) -> str:
+    """An unexecuted notebook of code ``cells`` on the ``mewcode`` kernel."""
+    return json.dumps(
+        {
+            "cells": [
+                {
+                    "cell_type": "code",
+                    "execution_count": None,
+                    "metadata": {},
+                    "outputs": [],
+                    "source": s,
+                }
+                for s in cells
+            ],
+            "metadata": {
+                "kernelspec": {
+                    "display_name": "MewCode (Python 3)",
+                    "language": "python",
+                    "name": "mewcode",
+                }
+            },
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
+
+
+@contextmanager
+def notebook_page(
+    root: Path, notebook: str, state_dir: Path, cells: int, *, failure: Path
+) -> Iterator[Any]:
+    """``root/notebook`` open in JupyterLab in chromium, its ``cells`` code
+    cells shown and its kernel idle: a Playwright ``Page``. On an exception a
+    screenshot and JupyterLab's log are saved beside ``failure`` (a .png path)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with JupyterLab(root, state_dir) as lab, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page.set_default_timeout(30_000)
+        try:
+            page.goto(lab.url(f"lab/tree/{notebook}"))
+            expect(page.locator(".jp-Notebook .jp-CodeCell")).to_have_count(cells, timeout=90_000)
+            page.wait_for_function(
+                "() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel"
+                "?.status === 'idle'",
+                timeout=90_000,
+            )
+            yield page
+        except BaseException:
+            failure.parent.mkdir(exist_ok=True)
+            page.screenshot(path=str(failure), full_page=True)
+            failure.with_suffix(".log").write_text(lab.log())
+            raise
+        finally:
+            browser.close()

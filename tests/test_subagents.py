@@ -440,7 +440,9 @@ class _Blocking:
     async def stream(self, request: ModelRequest):  # type: ignore[no-untyped-def]
         self.count += 1
         waits = (
-            self.count == self.block_at if self.block_at else request.messages[-1].text == "Wait"
+            self.count == self.block_at
+            if self.block_at
+            else request.messages[-1].text.endswith("Wait")
         )
         if waits:
             await self.gate.wait()

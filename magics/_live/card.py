@@ -9,6 +9,7 @@ when nobody answered, e.g. on an interrupt).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +19,7 @@ from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
 
 from .fmt import COLORS, MUTED, esc, key_argument, pre, pretty_json
 
-__all__ = ["ApprovalCard"]
+__all__ = ["ApprovalCard", "card_with_answer"]
 
 _BORDER = "1px solid var(--jp-border-color1,#bdbdbd)"
 
@@ -145,3 +146,16 @@ def _decision_html(answer: ApprovalAnswer) -> str:
     if answer.note and not answer.allow:
         text += f" — note to the model: “{answer.note}”"
     return f'<span style="color:{color}">{esc(text)}</span>'
+
+
+def card_with_answer(
+    request: ApprovalRequest,
+) -> tuple[ApprovalCard, asyncio.Future[ApprovalAnswer]]:
+    """A card for ``request`` and the future its first answer resolves."""
+    answered: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
+
+    def resolve(answer: ApprovalAnswer) -> None:
+        if not answered.done():
+            answered.set_result(answer)
+
+    return ApprovalCard(request, resolve), answered

@@ -355,7 +355,7 @@ class AgentSession:
         if note:
             self._pending_notices.append(Notice(level="warning", message=note))
         agent.tools = ToolRegistry(tools)
-        agent.system_prompt = self.subagents.system_prompt(definition)
+        agent.system_prompt = self.subagents.system_prompt(definition, subagent=False)
         agent.model = model or agent.model
         agent.gate = agent.gate.derive(
             mode=definition.permission_mode or agent.gate.mode,

@@ -201,5 +201,7 @@ def _replay_settings(model: str | None) -> ProviderSettings:
         protocol="replay",
         model=model or default_model("replay"),
         context_window=default_context_window("replay", ""),
+        # recordings are made with Anthropic's defaults: route subagents the same way
+        models=default_model_aliases("anthropic"),
         origin="offline replay of recorded sessions",
     )

@@ -35,7 +35,8 @@ def build_provider(
 
     if replay_from is not None or settings.protocol == "replay":
         chosen = replay_from or os.environ.get(CASSETTE_ENV) or DEMO_CASSETTE
-        return ReplayProvider.from_cassette(Path(chosen))
+        # concurrent requests (background subagents) may arrive in another order
+        return ReplayProvider.from_cassette(Path(chosen), allow_reorder=True)
     record_to = record_to or os.environ.get(RECORD_ENV) or None
     kwargs: dict[str, Any] = {
         "name": settings.name,

@@ -39,6 +39,8 @@ from ..errors import ToolError
 from ..events import AgentEvent, Notice, ToolProgress, TurnDone
 from ..messages import Message, TextBlock
 from ..permission.seam import ApprovalAnswer, ApprovalHandler, ApprovalRequest
+from ..prompt.environment import gather_environment, render_environment
+from ..prompt.turn import turn_message
 from ..session.records import subagent_transcript, task_table
 from ..tasks import FINISHED, TaskInfo, TaskUpdate
 from ..tools.context import RunContext
@@ -162,7 +164,12 @@ class SubagentRunner:
         for note in child.notes:  # for the person; the model needs none of it
             if ctx.call is not None:
                 ctx.emit(Notice(level="warning", message=note))
-        message = fork_prompt(request.prompt) if fork else _task_message(request.prompt)
+        if fork:
+            message = fork_prompt(request.prompt)
+        else:
+            root = self.parent.ctx.root
+            env = render_environment(await asyncio.to_thread(gather_environment, root))
+            message = turn_message(request.prompt, environment=env)
         if background:
             return self._launch(child, message, request)
         return await self._foreground(ctx, child, message, request)
@@ -230,13 +237,20 @@ class SubagentRunner:
             conversation=conversation, background=background, notes=notes,
         )  # fmt: skip
 
-    def system_prompt(self, definition: AgentDefinition) -> str:
-        """A role's system prompt: its definition's body, and where it works."""
-        return self._system_prompt(definition)
+    def system_prompt(self, definition: AgentDefinition, *, subagent: bool = True) -> str:
+        """A role's system prompt: its definition's body (and, for a subagent,
+        who reads its answer). Nothing in it changes between runs, so the
+        prompt cache holds; where it works comes in the first message."""
+        if not subagent:
+            return definition.system_prompt
+        note = (
+            "You are running as a subagent of MewCode: your final answer goes back to the "
+            "agent that asked, not to the user."
+        )
+        return f"{definition.system_prompt}\n\n{note}".strip()
 
     def _system_prompt(self, definition: AgentDefinition) -> str:
-        where = f"You work in the project at {self.parent.ctx.root} as a subagent of MewCode."
-        return f"{definition.system_prompt}\n\n{where}".strip()
+        return self.system_prompt(definition)
 
     def route(self, wanted: str) -> tuple[str | None, str | None]:
         """The model id to ask for (``None``: the parent's), and a note."""

@@ -244,12 +244,16 @@ class Cassette:
 # --- readable differences ---------------------------------------------------------
 
 
+_TASK_ID = re.compile(r"\btask_[0-9a-f]{16}\b")
+
+
 def mask_volatile(value: Any) -> Any:
     """JSON ``value`` with what legitimately differs between a recording and
     its replay blanked: the contents of ``<environment>`` blocks (root, date,
-    platform, git state). Applied to both sides before they are compared."""
+    platform, git state) and background task ids (random on every run).
+    Applied to both sides before they are compared."""
     if isinstance(value, str):
-        return mask_environment(value)
+        return _TASK_ID.sub("task_…", mask_environment(value))
     if isinstance(value, dict):
         return {k: mask_volatile(v) for k, v in value.items()}
     if isinstance(value, list):
