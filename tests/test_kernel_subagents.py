@@ -82,7 +82,9 @@ def agent_call(**args: Any) -> WireReply:
     return reply(tool_calls=[("Agent", {"description": "look around", **args})])
 
 
-def test_a_background_role_reports_back_on_the_next_turn(kernel: Kernel, router: Router) -> None:
+def test_a_background_role_reports_back_on_the_next_turn(
+    kernel: Kernel, router: Router, project: Path
+) -> None:
     router.parent.extend(
         [
             agent_call(
@@ -96,7 +98,16 @@ def test_a_background_role_reports_back_on_the_next_turn(kernel: Kernel, router:
         ]
     )
     router.child.extend(
-        [reply(tool_calls=[("glob", {"pattern": "*.txt"})]), reply(text="There is notes.txt.")]
+        [
+            reply(
+                tool_calls=[
+                    ("glob", {"pattern": "*.txt"}),
+                    ("bash", {"command": "echo pwned > notes.txt"}),
+                    ("bash", {"command": 'python3 -c \'open("notes.txt", "w")\''}),
+                ]
+            ),
+            reply(text="There is notes.txt."),
+        ]
     )
     cell = kernel.ok("%%agent --new\nWhat files are there? Ask an explorer in the background.")
     assert "✓ Agent look around" in cell.stdout
@@ -105,6 +116,10 @@ def test_a_background_role_reports_back_on_the_next_turn(kernel: Kernel, router:
     child = router.of("child")
     assert child[0]["model"] == "claude-haiku-routed"  # Explore's haiku, routed
     assert "write_file" not in [t["name"] for t in child[0]["tools"]]
+    results = child[1]["messages"][-1]["content"]
+    assert [r.get("is_error", False) for r in results] == [False, True, True]
+    assert all("read-only role" in json.dumps(r) for r in results[1:])
+    assert (project / "notes.txt").read_text() == "hello from the notes\n"  # Explore wrote nothing
     tasks = kernel.ok("%agent /tasks").markdown[0]
     assert "lister" in tasks and "Explore" in tasks and "completed" in tasks
     later = kernel.ok("%agent Anything new?")
