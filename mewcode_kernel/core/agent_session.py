@@ -15,6 +15,7 @@ conversation keeps across its turns is its ``ConversationState``.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -38,6 +39,7 @@ from .prompt.memory import Scope
 from .providers.base import Provider
 from .providers.factory import build_provider, provider_label
 from .session import LoadedSession, SessionStore, SessionWriter
+from .skills import SkillCatalog, SkillsToolset
 from .tasks import TaskManager
 from .tools import RunContext, ToolRegistry, builtin_tools
 from .usage import Usage
@@ -53,7 +55,9 @@ class AgentSession:
     ``home`` is the user's home (``~/.mewcode/``), injectable for tests;
     ``hooks`` receives the lifecycle events (default: none); ``tasks`` runs
     background work (default: a manager of its own, stopped when the
-    session closes; a shared one is left to its owner).
+    session closes; a shared one is left to its owner). ``skills`` holds
+    the skill catalog and tools; the default registry includes them (a
+    registry given as ``tools`` gets them only if it lists ``skills``).
     """
 
     def __init__(
@@ -89,9 +93,11 @@ class AgentSession:
             gate = gate_for_project(root, config.permission_rules, mode=mode, on_audit=self._audit)
         self._pending_notices += [Notice(level="warning", message=str(p)) for p in gate.problems]
         self.lifecycle = Lifecycle(dispatcher=hooks or NullDispatcher(), common=self._hook_fields)
+        self.skills = SkillsToolset(SkillCatalog(root, home=home))
+        self._skills_version = -1
         self.agent = Agent(
             provider=provider,
-            tools=tools or ToolRegistry(builtin_tools()),
+            tools=tools or ToolRegistry(builtin_tools(), toolsets=[self.skills]),
             ctx=self._run_context(gate),
             gate=gate,
             approval_handler=approval_handler,
@@ -109,7 +115,7 @@ class AgentSession:
         )
         self.context = SessionContext(
             agent=self.agent,
-            prompts=PromptAssembler(root, home=home),
+            prompts=PromptAssembler(root, home=home, skills=self._skills_section),
             notices=self._pending_notices,
         )
         self.conversation = Conversation()
@@ -254,6 +260,11 @@ class AgentSession:
             yield notice
         self._pending_notices.clear()
         self._ensure_writer()
+        if self.skills.catalog.version != self._skills_version:  # a skill was installed
+            self._refresh_system_prompt()
+        self.tools.refresh()
+        for problem in self.skills.problems(self.tools):
+            yield Notice(level="warning", message=problem)
         if not self._started:
             self._started = True
             outcome = await self.lifecycle.fire("SessionStart", source=self._next_start)
@@ -294,7 +305,12 @@ class AgentSession:
         )
 
     def _refresh_system_prompt(self) -> None:
+        self._skills_version = self.skills.catalog.version
         self.context.refresh_system_prompt()
+
+    def _skills_section(self) -> str:
+        """The skills catalog for the system prompt, when the skill tools are offered."""
+        return self.skills.prompt_section() if self.skills in self.tools.toolsets else ""
 
     def _hook_fields(self) -> Mapping[str, Any]:
         writer = self._writer
@@ -316,6 +332,7 @@ class AgentSession:
         self.lifecycle.reset()
         self.context.check_size = False
         self._next_start = "clear"
+        await asyncio.to_thread(self.skills.catalog.reload)
         self._refresh_system_prompt()
 
     async def resume(self, session_id: str) -> LoadedSession:
@@ -325,6 +342,7 @@ class AgentSession:
         self._close_writer()
         self.state.reset()
         self.lifecycle.reset()
+        await asyncio.to_thread(self.skills.catalog.reload)
         self._refresh_system_prompt()
         self._writer = writer
         self.agent.ctx = self._run_context(self.agent.gate, writer.path)
