@@ -186,7 +186,9 @@ def test_the_catalog_section_is_sorted_byte_stable_and_lists_only_model_invocabl
     root, home = dirs
     write_skill(root / ".claude/skills", "z", "name: zeta\ndescription: >\n  Last\n  one.")
     write_skill(home / ".mewcode/skills", "a", "name: alpha\ndescription: First.")
-    write_skill(root / ".claude/skills", "m", "name: manual\ndescription: x\ndisable-model-invocation: true")
+    write_skill(
+        root / ".claude/skills", "m", "name: manual\ndescription: x\ndisable-model-invocation: true"
+    )
     write_skill(root / ".claude/skills", "long", "name: long\ndescription: " + "word " * 400)
     section = catalog_section(SkillCatalog(root, home=home).skills())
     lines = [line for line in section.splitlines() if line.startswith("- ")]
@@ -199,7 +201,9 @@ def test_the_catalog_section_is_sorted_byte_stable_and_lists_only_model_invocabl
 
 def test_render_body_replaces_arguments_or_appends_the_request(dirs: tuple[Path, Path]) -> None:
     root, home = dirs
-    write_skill(root / ".claude/skills", "a", "name: a", body="Fix $ARGUMENTS now; then $ARGUMENTS.")
+    write_skill(
+        root / ".claude/skills", "a", "name: a", body="Fix $ARGUMENTS now; then $ARGUMENTS."
+    )
     write_skill(root / ".claude/skills", "b", "name: b", body="Review the code.")
     write_skill(root / ".claude/skills", "c", "name: c", body="Run ${CLAUDE_SKILL_DIR}/run.sh")
     catalog = SkillCatalog(root, home=home)

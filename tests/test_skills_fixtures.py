@@ -36,7 +36,11 @@ MANIFEST = _manifest_keys()
 def test_the_copy_is_complete() -> None:
     assert len(FILES) == 187
     assert {str(p.relative_to(FIXTURES)) for p in FILES} == set(MANIFEST)
-    for licence in ("obra__superpowers/LICENSE", "trailofbits__skills/LICENSE", "wshobson__agents/LICENSE"):
+    for licence in (
+        "obra__superpowers/LICENSE",
+        "trailofbits__skills/LICENSE",
+        "wshobson__agents/LICENSE",
+    ):
         assert (FIXTURES / licence).is_file()  # fmt: skip
 
 
@@ -70,7 +74,9 @@ BREAKAGES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("label", "breaks", "reason", "line"), BREAKAGES, ids=[b[0] for b in BREAKAGES])
+@pytest.mark.parametrize(
+    ("label", "breaks", "reason", "line"), BREAKAGES, ids=[b[0] for b in BREAKAGES]
+)
 @pytest.mark.parametrize("path", FILES[::37], ids=lambda p: p.parent.name)
 def test_broken_real_skills_are_rejected_with_file_line_and_reason(
     path: Path, label: str, breaks, reason: str, line: int
@@ -101,5 +107,8 @@ def test_a_catalog_of_every_real_skill(tmp_path: Path) -> None:
     assert len(catalog.problems) == duplicates + 1
     for problem in catalog.problems:
         assert str(folder) in problem
-    assert any(f"{broken / 'SKILL.md'}:2: the name 'two words' contains a space" in p for p in catalog.problems)
+    assert any(
+        f"{broken / 'SKILL.md'}:2: the name 'two words' contains a space" in p
+        for p in catalog.problems
+    )
     assert sum("takes precedence" in p for p in catalog.problems) == duplicates

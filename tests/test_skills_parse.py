@@ -132,12 +132,22 @@ def test_a_mapping_for_allowed_tools_is_ignored_with_a_warning() -> None:
 
 
 def test_split_allowed_tools_keeps_parentheses_together() -> None:
-    assert split_allowed_tools("Bash(npm run test:*, x), Read") == ["Bash(npm run test:*, x)", "Read"]
+    assert split_allowed_tools("Bash(npm run test:*, x), Read") == [
+        "Bash(npm run test:*, x)",
+        "Read",
+    ]
 
 
 def test_mode_fork_context_and_model() -> None:
-    s = parse_skill(skill("name: a\nmode: fork\nfork_context: recent\nmodel: claude-haiku-4-5"), path=P)
-    assert (s.mode, s.fork_context, s.model, s.warnings) == ("fork", "recent", "claude-haiku-4-5", ())
+    s = parse_skill(
+        skill("name: a\nmode: fork\nfork_context: recent\nmodel: claude-haiku-4-5"), path=P
+    )
+    assert (s.mode, s.fork_context, s.model, s.warnings) == (
+        "fork",
+        "recent",
+        "claude-haiku-4-5",
+        (),
+    )
 
 
 def test_claude_codes_context_fork_means_fork_mode() -> None:
@@ -167,7 +177,9 @@ def test_invalid_values_fall_back_with_a_warning(
 
 def test_invocation_flags_and_argument_hint() -> None:
     s = parse_skill(
-        skill("name: a\ndisable-model-invocation: true\nuser-invocable: false\nargument-hint: [f, g]"),
+        skill(
+            "name: a\ndisable-model-invocation: true\nuser-invocable: false\nargument-hint: [f, g]"
+        ),
         path=P,
     )
     assert (s.model_invocable, s.user_invocable, s.argument_hint) == (False, False, "f g")

@@ -31,10 +31,27 @@ def write_skill(folder: Path, name: str, front: str = "", body: str = "Do it.") 
 def root(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
     skills = root / ".claude" / "skills"
-    write_skill(skills, "changelog", "description: Write a changelog entry.", "Write an entry for $ARGUMENTS.")
-    write_skill(skills, "review", "description: Review code.\nallowed-tools: Read, Grep", "Review carefully.")
-    write_skill(skills, "manual", "description: Only by hand.\ndisable-model-invocation: true", "Manual steps.")
-    write_skill(skills, "hidden", "description: Agent only.\nuser-invocable: false", "Hidden steps.")
+    write_skill(
+        skills,
+        "changelog",
+        "description: Write a changelog entry.",
+        "Write an entry for $ARGUMENTS.",
+    )
+    write_skill(
+        skills,
+        "review",
+        "description: Review code.\nallowed-tools: Read, Grep",
+        "Review carefully.",
+    )
+    write_skill(
+        skills,
+        "manual",
+        "description: Only by hand.\ndisable-model-invocation: true",
+        "Manual steps.",
+    )
+    write_skill(
+        skills, "hidden", "description: Agent only.\nuser-invocable: false", "Hidden steps."
+    )
     write_skill(
         skills,
         "audit",
@@ -81,7 +98,12 @@ async def test_the_catalog_is_in_a_stable_system_prompt(root: Path) -> None:
     tools = {t.name: t for t in s.tools}
     assert [t.name for t in model.requests[0].tools][-2:] == ["load_skill", "install_skill"]
     load, install = tools["load_skill"], tools["install_skill"]
-    assert (load.system, load.read_only, load.default_allow, load.family) == (True, True, True, "skill")
+    assert (load.system, load.read_only, load.default_allow, load.family) == (
+        True,
+        True,
+        True,
+        "skill",
+    )
     assert (install.read_only, install.kind) == (False, "edit")
 
 
@@ -136,7 +158,12 @@ async def test_reactivation_replaces_in_place_keeping_the_first_order(root: Path
 @pytest.mark.parametrize("how", ["clear", "resume"])
 async def test_clear_and_resume_drop_the_active_skills(root: Path, how: str) -> None:
     model = ScriptedModel(
-        [reply(tool_call("load_skill", {"name": "review"})), reply("ok"), reply("old"), reply("after")]
+        [
+            reply(tool_call("load_skill", {"name": "review"})),
+            reply("ok"),
+            reply("old"),
+            reply("after"),
+        ]
     )
     s = session(root, model)
     await collect(s.run("review it"))
@@ -154,9 +181,7 @@ async def test_clear_and_resume_drop_the_active_skills(root: Path, how: str) -> 
 
 
 async def test_load_skill_reads_the_file_again(root: Path) -> None:
-    model = ScriptedModel(
-        [reply(tool_call("load_skill", {"name": "review"})), reply("ok")] * 2
-    )
+    model = ScriptedModel([reply(tool_call("load_skill", {"name": "review"})), reply("ok")] * 2)
     s = session(root, model)
     await collect(s.run("one"))
     (root / ".claude/skills/review/SKILL.md").write_text("---\nname: review\n---\nReview v2.\n")
@@ -167,7 +192,10 @@ async def test_load_skill_reads_the_file_again(root: Path) -> None:
 async def test_refusals_come_back_as_error_results(root: Path) -> None:
     model = ScriptedModel(
         [
-            reply(tool_call("load_skill", {"name": "manual"}), tool_call("load_skill", {"name": "nope"})),
+            reply(
+                tool_call("load_skill", {"name": "manual"}),
+                tool_call("load_skill", {"name": "nope"}),
+            ),
             reply("ok"),
         ]
     )
@@ -175,7 +203,9 @@ async def test_refusals_come_back_as_error_results(root: Path) -> None:
     await collect(s.run("go"))
     manual, nope = model.requests[1].messages[-1].tool_results
     assert manual.is_error and "can only be run by the user (/manual)" in manual.content
-    assert nope.is_error and "no skill called 'nope'" in nope.content and "changelog" in nope.content
+    assert (
+        nope.is_error and "no skill called 'nope'" in nope.content and "changelog" in nope.content
+    )
     assert s.state.active_skills == {}
 
 
@@ -205,7 +235,9 @@ async def test_slash_refusals(root: Path) -> None:
     hidden = await run_command(s, "/hidden")
     assert hidden.error and "meant for the agent only" in hidden.markdown
     manual = await run_command(s, "/manual")
-    assert not manual.error and manual.prompt is not None and manual.prompt.endswith("Manual steps.")
+    assert (
+        not manual.error and manual.prompt is not None and manual.prompt.endswith("Manual steps.")
+    )
     unknown = await run_command(s, "/nosuch")
     assert unknown.error and "Unknown command `/nosuch`" in unknown.markdown
 
@@ -222,8 +254,14 @@ async def test_skills_command_lists_source_and_mode(root: Path) -> None:
     result = await run_command(s, "/skills")
     rows = {r["name"]: r for r in result.data}
     assert rows["audit"]["mode"] == "fork" and rows["changelog"]["mode"] == "inline"
-    assert "| `/audit` | project (`.claude/skills/audit`) | fork (context recent, model claude-haiku-4-5) |" in result.markdown
-    assert "(only you can run it)" in result.markdown and "(only the agent loads it)" in result.markdown
+    assert (
+        "| `/audit` | project (`.claude/skills/audit`) | fork (context recent, model claude-haiku-4-5) |"
+        in result.markdown
+    )
+    assert (
+        "(only you can run it)" in result.markdown
+        and "(only the agent loads it)" in result.markdown
+    )
     write_skill(root / ".agents/skills", "newer", "description: Added later.")
     assert "newer" not in (await run_command(s, "/skills")).markdown
     assert "`/newer`" in (await run_command(s, "/skills reload")).markdown
@@ -234,7 +272,10 @@ async def test_a_skill_naming_a_missing_tool_is_reported_at_start(root: Path) ->
     model = ScriptedModel([reply("a"), reply("b")])
     s = session(root, model)
     first = [e.message for e in await collect(s.run("one")) if isinstance(e, Notice)]
-    assert any("skill 'web' (.claude/skills/web) names tools that do not exist here: WebFetch" in m for m in first)
+    assert any(
+        "skill 'web' (.claude/skills/web) names tools that do not exist here: WebFetch" in m
+        for m in first
+    )
     second = [e.message for e in await collect(s.run("two")) if isinstance(e, Notice)]
     assert not any("WebFetch" in m for m in second)  # once
 
@@ -259,15 +300,22 @@ async def test_a_registry_given_by_the_caller_gets_no_skills(root: Path) -> None
 
 
 async def test_a_fork_skill_without_a_runner_is_refused_clearly(root: Path) -> None:
-    model = ScriptedModel([reply(tool_call("load_skill", {"name": "audit", "args": "auth"})), reply("ok")])
+    model = ScriptedModel(
+        [reply(tool_call("load_skill", {"name": "audit", "args": "auth"})), reply("ok")]
+    )
     s = session(root, model)
     await collect(s.run("audit the auth module"))
     result = model.requests[1].messages[-1].tool_results[0]
     assert result.is_error
-    assert "skill 'audit' runs in fork mode (as a subagent), which needs the subagent runner" in result.content
+    assert (
+        "skill 'audit' runs in fork mode (as a subagent), which needs the subagent runner"
+        in result.content
+    )
     assert s.state.active_skills == {}  # never run inline instead
     command = await run_command(s, "/audit auth")
-    assert command.error and "needs the subagent runner" in command.markdown and command.prompt is None
+    assert (
+        command.error and "needs the subagent runner" in command.markdown and command.prompt is None
+    )
 
 
 class RecordingRunner:
@@ -280,7 +328,9 @@ class RecordingRunner:
 
 
 async def test_a_fork_skill_goes_to_the_runner_with_its_tools_context_and_model(root: Path) -> None:
-    model = ScriptedModel([reply(tool_call("load_skill", {"name": "audit", "args": "auth"})), reply("ok")])
+    model = ScriptedModel(
+        [reply(tool_call("load_skill", {"name": "audit", "args": "auth"})), reply("ok")]
+    )
     s = session(root, model)
     runner = RecordingRunner()
     s.skills.fork_runner = runner

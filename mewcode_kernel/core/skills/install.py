@@ -23,6 +23,7 @@ import json
 import os
 import secrets
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -105,32 +106,40 @@ def _finish(url: str, staging: Path, skills_dir: Path, files: int) -> Installed:
     return Installed(name=skill.name, directory=target, files=files, sha256=sha, replaced=replaced)
 
 
-def _swap(staging: Path, target: Path) -> bool:
+def _swap(
+    staging: Path,
+    target: Path,
+    *,
+    exchange: Callable[[Path, Path], bool] | None = None,
+    rename: Callable[[Path, Path], None] = os.rename,
+) -> bool:
     """Put ``staging`` at ``target``; whatever was there ends up at
-    ``staging`` (for the caller to remove). ``True`` if a skill was replaced."""
+    ``staging`` (for the caller to remove). ``True`` if a skill was replaced.
+    ``exchange`` and ``rename`` are the system calls (replaced in tests)."""
+    exchange = exchange or _exchange
     if target.is_symlink():
         raise SkillError(f"{target} is a symlink; remove it to install a skill there")
     if not target.exists():
         try:
-            os.rename(staging, target)
+            rename(staging, target)
         except OSError as exc:
             raise SkillError(f"cannot move the skill into {target}: {exc.strerror}") from None
         return False
     if not target.is_dir():
         raise SkillError(f"{target} exists and is not a folder")
-    if _exchange(staging, target):
+    if exchange(staging, target):
         return True
     aside = target.with_name(f".old-{target.name}-{secrets.token_hex(4)}")
     try:
-        os.rename(target, aside)
+        rename(target, aside)
     except OSError as exc:
         raise SkillError(f"cannot replace {target}: {exc.strerror}") from None
     try:
-        os.rename(staging, target)
+        rename(staging, target)
     except OSError as exc:
-        os.rename(aside, target)
+        rename(aside, target)
         raise SkillError(f"cannot move the skill into {target}: {exc.strerror}") from None
-    os.rename(aside, staging)
+    rename(aside, staging)
     return True
 
 
