@@ -155,19 +155,19 @@ SCRIPTS: dict[str, list[WireStep]] = {
             tool_calls=[("load_skill", {"name": "release-notes", "args": "1.4"})],
             usage=usage(30, 0, 2900, 40),
         ),
+        reply(tool_calls=[("read_file", {"path": "CHANGES.txt"})], usage=usage(120, 2930, 0, 30)),
         reply(
-            tool_calls=[
-                ("read_file", {"path": "CHANGES.txt"}),
-                ("read_file", {"path": ".claude/skills/release-notes/template.md"}),
-            ],
-            usage=usage(120, 2930, 0, 60),
+            # one call per reply: concurrent reads finish in any order, and the
+            # saved transcript lists them as they finish
+            tool_calls=[("read_file", {"path": ".claude/skills/release-notes/template.md"})],
+            usage=usage(60, 3050, 0, 30),
         ),
         reply(
             text=(
                 "## Version 1.4\n\n### Added\n- CSV export.\n\n### Fixed\n"
                 "- No more crash on empty input."
             ),
-            usage=usage(140, 3050, 0, 35),
+            usage=usage(70, 3110, 0, 35),
         ),
         reply(
             text="**1.4**: adds CSV export.\nFixes the crash on empty input.",
