@@ -56,6 +56,9 @@ def home(tmp_path: Path) -> Path:
     (old / "scripts").mkdir(parents=True)
     (old / "SKILL.md").write_text("---\nname: demo\ndescription: The old demo.\n---\nOld.\n")
     (old / "scripts" / "old.sh").write_text("echo old\n")
+    (old / INSTALL_RECORD).write_text(
+        '{"url": "https://github.com/acme/old", "sha256": "0", "files": 2}'
+    )
     return tmp_path / "home"
 
 
@@ -227,6 +230,23 @@ def foreign_download(gh: FakeGitHub) -> str:
     return url
 
 
+def retarget(gh: FakeGitHub, download_url: str) -> str:
+    url, p = _tree(gh, {"a.txt": "x"})
+    entries = gh.listing(REPO, p, "main")
+    gh.set_listing(
+        REPO, p, "main",
+        [dict(e, download_url=download_url) if e["name"] == "a.txt" else e for e in entries],
+    )  # fmt: skip
+    return url
+
+
+def duplicate_entry(gh: FakeGitHub) -> str:
+    url, p = _tree(gh, {"a.txt": "x"})
+    entries = gh.listing(REPO, p, "main")
+    gh.set_listing(REPO, p, "main", [*entries, *[e for e in entries if e["name"] == "a.txt"]])
+    return url
+
+
 def status(gh: FakeGitHub, answer: Answer) -> str:
     url, p = _tree(gh, {})
     gh.routes[gh.listing_path(REPO, p, "main")] = answer
@@ -250,6 +270,9 @@ REFUSALS = {
     "skill-md-in-a-subfolder": (lambda gh: publish(gh, {"inner/SKILL.md": SKILL_MD})[0], "holds no SKILL.md"),
     "bad-skill-md": (lambda gh: publish(gh, {"SKILL.md": "---\nname: two words\n---\n"})[0], "SKILL.md is not valid: SKILL.md:2: the name 'two words' contains a space"),
     "download-elsewhere": (foreign_download, "would be downloaded from 'https://evil.example/a.txt'"),
+    "download-userinfo-trick": (lambda gh: retarget(gh, gh.raw_url + "@evil.example/a.txt"), "@evil.example/a.txt', not GitHub"),
+    "two-entries-one-name": (duplicate_entry, "cannot write a.txt: File exists"),
+    "65-folders": (lambda gh: _tree(gh, {f"d{n:02d}/f.txt": "x" for n in range(32)} | {f"e{n:02d}/g/f.txt": "x" for n in range(17)})[0], "more than 64 folders"),
     "not-found": (lambda gh: f"https://github.com/{REPO}/tree/main/skills/none", "not found on GitHub: 'skills/none'"),
     "rate-limited": (lambda gh: status(gh, Answer(status=403, body=b'{"message": "API rate limit exceeded"}')), "(403: rate limit or access): {\"message\": \"API rate limit exceeded\"}"),
     "redirect": (lambda gh: status(gh, Answer(status=301, headers={"Location": "https://evil.example/"})), "redirects to https://evil.example/"),
@@ -332,6 +355,19 @@ def test_the_swap_without_renameat2_puts_the_old_skill_back_on_failure(tmp_path:
     assert (old / "SKILL.md").read_text() == "new" and (staging / "SKILL.md").read_text() == "old"
     assert _swap(staging, old) is True  # and renameat2 swaps them back in one step
     assert (old / "SKILL.md").read_text() == "old"
+
+
+async def test_a_hand_made_skill_of_the_same_name_is_never_replaced(
+    gh: FakeGitHub, tmp_path: Path, settings: InstallSettings
+) -> None:
+    skills = tmp_path / "h" / ".mewcode" / "skills"
+    mine = skills / "demo"
+    mine.mkdir(parents=True)
+    (mine / "SKILL.md").write_text("---\nname: demo\n---\nMy own work.\n")
+    url, _ = publish(gh, {"SKILL.md": SKILL_MD})
+    with pytest.raises(SkillError, match="was not installed by install_skill"):
+        await install(url, skills, settings)
+    assert snapshot(skills) == {"demo/SKILL.md": b"---\nname: demo\n---\nMy own work.\n"}
 
 
 async def test_installing_over_a_linked_skill_is_refused(

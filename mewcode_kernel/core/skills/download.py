@@ -37,7 +37,13 @@ _BAD_NAME = ("/", "\\", "\x00")
 class _Budget:
     settings: InstallSettings
     files: int = 0
+    folders: int = 0
     total: int = 0
+
+    def add_folder(self, shown: str) -> None:
+        self.folders += 1  # every folder costs a request: as many as files at most
+        if self.folders > self.settings.max_files:
+            raise SkillError(f"refusing: the skill has more than {self.settings.max_files} folders")
 
     def add_file(self, shown: str, size: int) -> None:
         s = self.settings
@@ -82,6 +88,9 @@ async def download(source: InstallSource, staging: Path, settings: InstallSettin
         ) from None
     except httpx2.HTTPError as exc:
         raise SkillError(f"the download failed: {type(exc).__name__}: {exc}") from None
+    except OSError as exc:  # two entries with one name, a name the file system refuses
+        name = str(exc.filename or "a file").removeprefix(f"{staging}{os.sep}")
+        raise SkillError(f"refusing: cannot write {name}: {exc.strerror}") from None
     return budget.files
 
 
@@ -132,6 +141,7 @@ class _Fetcher:
             shown = f"{rel}/{name}" if rel else name
             target = into / name
             if kind == "dir":
+                self.budget.add_folder(shown)
                 os.mkdir(target, 0o755)
                 listing = await self._json(self.source.listing_url(sub))
                 await self._dir(listing, sub, shown, target)

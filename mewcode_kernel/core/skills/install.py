@@ -1,6 +1,8 @@
 """Installing a skill: download into a staging folder beside the target,
 check it, then swap it in with one rename.
 
+Only a skill that ``install_skill`` put there (it holds the install record)
+is ever replaced: a folder of the same name written by hand is refused.
 The staging folder is a dot-folder inside the skills folder the skill goes
 to, so the final rename never crosses a file system. Nothing is swapped in
 until the whole download passed every check (quotas, no traversal, no
@@ -102,6 +104,11 @@ def _finish(url: str, staging: Path, skills_dir: Path, files: int) -> Installed:
     }
     (staging / INSTALL_RECORD).write_text(json.dumps(record, indent=2) + "\n")
     target = skills_dir / skill.name
+    if target.is_dir() and not target.is_symlink() and not (target / INSTALL_RECORD).is_file():
+        raise SkillError(
+            f"{target} holds a skill that was not installed by install_skill (it may be your own "
+            "work); move or remove it to install this one there"
+        )
     replaced = _swap(staging, target)
     return Installed(name=skill.name, directory=target, files=files, sha256=sha, replaced=replaced)
 
