@@ -35,6 +35,8 @@ from .skill import FORK_CONTEXTS, MODES, ForkContext, Skill, SkillMode
 __all__ = ["parse_skill", "split_allowed_tools", "split_frontmatter", "validate_name"]
 
 _FENCE = "---"
+#: libyaml's loader where installed: a catalog of hundreds of skills loads ~10x faster
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -151,7 +153,7 @@ def parse_skill(text: str, *, path: Path | None = None) -> Skill:
             line=1,
         )
     try:
-        meta = yaml.safe_load(frontmatter) if frontmatter.strip() else {}
+        meta = yaml.load(frontmatter, Loader=_LOADER) if frontmatter.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
