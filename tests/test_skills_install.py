@@ -230,7 +230,7 @@ def foreign_download(gh: FakeGitHub) -> str:
     return url
 
 
-def retarget(gh: FakeGitHub, download_url: str) -> str:
+def retarget(gh: FakeGitHub, download_url: str | None) -> str:
     url, p = _tree(gh, {"a.txt": "x"})
     entries = gh.listing(REPO, p, "main")
     gh.set_listing(
@@ -261,6 +261,7 @@ REFUSALS = {
     "path-elsewhere": (lambda gh: traversal(gh, "x.txt", "skills/other/x.txt")(), "outside the folder listed"),
     "symlink": (lambda gh: entry_kind(gh, "symlink")(), "link is a symlink"),
     "submodule": (lambda gh: entry_kind(gh, "submodule")(), "link is a submodule"),
+    "submodule-listed-as-a-file": (lambda gh: retarget(gh, None), "a.txt cannot be downloaded (a submodule?)"),
     "file-over-1-MiB": (lambda gh: _tree(gh, {"big.bin": b"x" * (MiB + 1)})[0], "big.bin is larger than 1 MiB"),
     "size-that-lies": (lying_size, "big.bin is larger than 1 MiB"),
     "over-8-MiB-in-all": (lambda gh: _tree(gh, {f"f{n}.bin": b"x" * MiB for n in range(9)})[0], "larger than 8 MiB in all"),

@@ -149,6 +149,8 @@ class _Fetcher:
             size = entry.get("size")
             self.budget.add_file(shown, size if isinstance(size, int) else 0)
             url = entry.get("download_url")
+            if url is None:  # the contents API lists a submodule as a file without one
+                raise SkillError(f"refusing: {shown} cannot be downloaded (a submodule?)")
             if not isinstance(url, str) or not self._trusted(url):
                 raise SkillError(f"refusing: {shown} would be downloaded from {url!r}, not GitHub")
             await self.file(url, target, shown)
