@@ -91,19 +91,17 @@ async def run_skill(session: AgentSession, name: str, args: str) -> CommandResul
     if name not in skills.catalog:
         return None
     try:
-        skill, note = skills.catalog.load(name)
-        if not skill.user_invocable:
-            return _fail(
-                f"Skill `{skill.name}` is meant for the agent only (its SKILL.md sets "
-                "`user-invocable: false`); ask for the task and the agent may load it."
-            )
-        if skill.mode == "fork":
-            answer = await skills.run_fork(skill, args, None)
-            return CommandResult(markdown=answer, data={"skill": skill.name, "mode": "fork"})
+        done = await skills.run(
+            name, args, by="user", active=session.state.active_skills, tools=session.tools
+        )
     except MewcodeError as exc:
         return _fail(f"Cannot run `/{name}`: {exc}")
-    body = skills.activate(session.state.active_skills, skill, args, session.tools)
-    shown = f"▶ skill `{skill.name}` from `{skill.display_dir}`" + (f" ({note})" if note else "")
+    skill = done.skill
+    if skill.mode == "fork":
+        return CommandResult(markdown=done.text, data={"skill": skill.name, "mode": "fork"})
+    note = f" ({done.note})" if done.note else ""
     return CommandResult(
-        markdown=shown, data={"skill": skill.name, "mode": "inline", "args": args}, prompt=body
+        markdown=f"▶ skill `{skill.name}` from `{skill.display_dir}`{note}",
+        data={"skill": skill.name, "mode": "inline", "args": args},
+        prompt=done.text,
     )

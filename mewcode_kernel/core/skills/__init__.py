@@ -20,7 +20,7 @@ from .parse import parse_skill, split_allowed_tools, split_frontmatter
 from .render import active_skills_block, catalog_section, render_body, resolve_tools
 from .skill import FORK_CONTEXTS, MODES, ForkContext, InstallRecord, Skill, SkillMode, Source
 from .sources import API_URL_ENV, RAW_URL_ENV, TIMEOUT_ENV, InstallSettings, parse_source
-from .toolset import SkillsToolset
+from .toolset import SkillRun, SkillsToolset
 
 __all__ = [
     "API_URL_ENV",
@@ -41,6 +41,7 @@ __all__ = [
     "SkillFolder",
     "SkillForkRunner",
     "SkillMode",
+    "SkillRun",
     "SkillsToolset",
     "Source",
     "active_skills_block",

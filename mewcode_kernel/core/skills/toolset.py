@@ -9,8 +9,8 @@
   project's) skills folder; a write, so it asks like an edit. The catalog is
   read again at once, so the skill can be loaded in the same session.
 
-``/name`` commands use ``activate`` and ``run_fork`` too, so a skill runs
-the same way whoever starts it.
+``load_skill`` and ``/name`` commands both go through ``run``, so a skill
+runs the same way whoever starts it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Iterable, MutableMapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -33,9 +34,20 @@ from .render import catalog_section, render_body, resolve_tools
 from .skill import Skill
 from .sources import InstallSettings
 
-__all__ = ["SkillsToolset"]
+__all__ = ["SkillRun", "SkillsToolset"]
 
 Scope = Literal["user", "project"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SkillRun:
+    """What running a skill gave: the skill as read for this run, ``text``
+    (an inline skill's rendered instructions, now active, or a fork skill's
+    answer) and a ``note`` when the catalog's copy had to be used."""
+
+    skill: Skill
+    text: str
+    note: str | None = None
 
 
 class SkillsToolset:
@@ -92,6 +104,34 @@ class SkillsToolset:
         return new
 
     # --- running skills --------------------------------------------------------------
+
+    async def run(
+        self,
+        name: str,
+        args: str,
+        *,
+        by: Literal["model", "user"],
+        active: MutableMapping[str, str],
+        tools: Iterable[Tool],
+        ctx: RunContext | None = None,
+    ) -> SkillRun:
+        """Run skill ``name`` as ``by`` asked (``load_skill``, or ``/name``):
+        read it again, check it may be run that way, then activate an inline
+        skill in ``active`` or run a fork skill. Raises ``SkillError``."""
+        skill, note = self.catalog.load(name)
+        if by == "model" and not skill.model_invocable:
+            raise SkillError(
+                f"skill {skill.name!r} can only be run by the user (/{skill.name}); "
+                "its SKILL.md sets disable-model-invocation"
+            )
+        if by == "user" and not skill.user_invocable:
+            raise SkillError(
+                f"skill {skill.name!r} is meant for the agent only (its SKILL.md sets "
+                "user-invocable: false); ask for the task and the agent may load it"
+            )
+        if skill.mode == "fork":
+            return SkillRun(skill=skill, text=await self.run_fork(skill, args, ctx), note=note)
+        return SkillRun(skill=skill, text=self.activate(active, skill, args, tools), note=note)
 
     def activate(
         self, active: MutableMapping[str, str], skill: Skill, args: str, tools: Iterable[Tool]
@@ -171,21 +211,18 @@ class SkillsToolset:
             """
             services = ctx.require_services()
             try:
-                skill, note = toolset.catalog.load(name)
-                if not skill.model_invocable:
-                    raise SkillError(
-                        f"skill {skill.name!r} can only be run by the user (/{skill.name}); "
-                        "its SKILL.md sets disable-model-invocation"
-                    )
-                if skill.mode == "fork":
-                    return await toolset.run_fork(skill, args, ctx)
+                done = await toolset.run(
+                    name, args, by="model", active=services.active_skills,
+                    tools=services.tools, ctx=ctx,
+                )  # fmt: skip
             except SkillError as exc:
                 raise ToolError(str(exc)) from None
-            body = toolset.activate(services.active_skills, skill, args, services.tools)
-            head = f"Skill {skill.name!r} is now active; follow its instructions."
-            if note:
-                head += f" (Note: {note}.)"
-            return f"{head}\n\n{body}"
+            if done.skill.mode == "fork":
+                return done.text
+            head = f"Skill {done.skill.name!r} is now active; follow its instructions."
+            if done.note:
+                head += f" (Note: {done.note}.)"
+            return f"{head}\n\n{done.text}"
 
         return load_skill
 
