@@ -17,6 +17,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -135,6 +136,10 @@ class AgentController:
         result = await run_command(session, call.command)
         if result.error:
             raise AgentCellError(result.markdown)
+        if result.prompt is not None:  # e.g. /<skill> args: its instructions are this turn
+            print(result.markdown)
+            await self._run_turn(session, replace(call, prompt=result.prompt, command=None))
+            return
         renderer, _ = pick_renderer(self.shell, background=False, policy=headless_setting()[1])
         renderer.show_command(result)
         renderer.finish(None)

@@ -152,6 +152,39 @@ SCRIPTS: dict[str, list[WireStep]] = {
             usage=usage(60, 3095, 0, 45),
         ),
     ],
+    "skills": [
+        reply(
+            text="This matches the release-notes skill; loading it.",
+            tool_calls=[("load_skill", {"name": "release-notes", "args": "1.4"})],
+            usage=usage(30, 0, 2900, 40),
+        ),
+        reply(tool_calls=[("read_file", {"path": "CHANGES.txt"})], usage=usage(120, 2930, 0, 30)),
+        reply(
+            # one call per reply: concurrent reads finish in any order, and the
+            # saved transcript lists them as they finish
+            tool_calls=[("read_file", {"path": ".claude/skills/release-notes/template.md"})],
+            usage=usage(60, 3050, 0, 30),
+        ),
+        reply(
+            text=(
+                "## Version 1.4\n\n### Added\n- CSV export.\n\n### Fixed\n"
+                "- No more crash on empty input."
+            ),
+            usage=usage(70, 3110, 0, 35),
+        ),
+        reply(
+            text="**1.4**: adds CSV export.\nFixes the crash on empty input.",
+            usage=usage(260, 3225, 0, 20),
+        ),
+        reply(
+            tool_calls=[("read_file", {"path": "CHANGES.txt"})],
+            usage=usage(290, 3245, 0, 25),
+        ),
+        reply(
+            text="## Version 1.3\n\n### Added\n- Dark mode.\n\n### Fixed\n- Nothing listed.",
+            usage=usage(80, 3535, 0, 30),
+        ),
+    ],
     "sessions_and_resume": [
         reply(text="OK.", usage=usage(20, 0, 2650, 3)),
         reply(text="Our release codename is **Blue Heron**.", usage=usage(15, 2670, 0, 10)),

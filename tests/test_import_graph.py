@@ -27,7 +27,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"providers"}),
     frozenset({"tools"}),
     frozenset({"permission"}),
-    frozenset({"context", "session", "tasks"}),
+    frozenset({"context", "session", "skills", "tasks"}),
     frozenset({"agent"}),
     frozenset({"subagents"}),
     frozenset({"agent_context", "agent_session", "commands"}),

@@ -23,6 +23,7 @@ import pytest
 from mewcode_kernel.core.fs import UnsafeWriteError, atomic_write_within, safe_open_for_write
 from mewcode_kernel.core.messages import ToolUseBlock
 from mewcode_kernel.core.permission import Gate, RuleSet, RuleSource
+from mewcode_kernel.core.skills import SkillCatalog, SkillsToolset
 from mewcode_kernel.core.tools import (
     RunContext,
     Tool,
@@ -60,6 +61,13 @@ def _mcp(name: str, read_only: bool, **ann: Any) -> Tool:
     return _tool(name, read_only, "read" if read_only else "exec", family="mcp", annotations=ann)
 
 
+# the real skill tools, with their own metadata (their catalog is never read here)
+SKILL_TOOLS = {
+    t.name: t
+    for t in SkillsToolset(SkillCatalog(Path("/nonexistent"), home=Path("/nonexistent"))).tools()
+}
+
+
 TOOLS = {
     # the real built-ins, with their own metadata
     "read": read_file,
@@ -68,7 +76,7 @@ TOOLS = {
     "glob": glob,
     "grep": grep,
     "bash": bash,
-    # the others as the MCP adapter, the Agent tool and the skills tools describe themselves
+    # the others as the MCP adapter and the Agent tool describe themselves
     "mcp_ro": _mcp("mcp__srv__lookup", True, readOnlyHint=True),
     "mcp_rw": _mcp("mcp__srv__write", False),
     "mcp_str": _mcp("mcp__srv__odd", False, readOnlyHint="true"),
@@ -77,11 +85,8 @@ TOOLS = {
         "Agent", False, "other", family="agent", rule_names=frozenset({"Agent", "Task"}),
         subject_arg="subagent_type", default_allow=True,
     ),
-    "skill": _tool(
-        "load_skill", True, "read", family="skill", rule_names=frozenset({"Skill"}),
-        subject_arg="name", default_allow=True,
-    ),
-    "install": _tool("install_skill", False, "other"),
+    "skill": SKILL_TOOLS["load_skill"],
+    "install": SKILL_TOOLS["install_skill"],
 }  # fmt: skip
 
 
@@ -117,6 +122,7 @@ def ask(*texts: str) -> tuple[tuple[str, str], ...]:
 
 
 NFD_CAFE = unicodedata.normalize("NFD", "café")
+GH_SKILL = "https://github.com/acme/skills/tree/main/skills/demo"
 BASH_OK = allow("Bash(npm test)", "Bash(git diff:*)", "Bash(npm run test:*)", "Bash(git log *)")
 NO_RM = deny("Bash(rm:*)", "Bash(curl:*)") + BASH_OK
 
@@ -364,7 +370,16 @@ ROWS: list[Row] = [
     Row("agent-other-type", "agent", {"subagent_type": "Explore"}, "aadaa", deny("Agent(general-purpose)")),
     Row("skill-denied", "skill", {"name": "deploy"}, "ddddd", deny("Skill(deploy)")),
     Row("skill-plugin-form", "skill", {"name": "commit"}, "ddddd", deny("Skill(sentry-skills:commit)")),
+    Row("skill-loads", "skill", {"name": "deploy"}, "aaaaa"),
+    Row("skill-ask-rule", "skill", {"name": "deploy"}, "kkkkd", ask("Skill(deploy)")),
+    Row("skill-other-denied", "skill", {"name": "lint"}, "aaaaa", deny("Skill(deploy)")),
     Row("install-skill", "install", {"url": "https://x.example/s"}, "kkdad"),
+    Row("install-skill-project", "install", {"url": GH_SKILL, "scope": "project"}, "kkdad"),
+    Row("install-skill-rule", "install", {"url": GH_SKILL}, "aadaa", allow("install_skill")),
+    Row("install-skill-url-rule", "install", {"url": GH_SKILL}, "aadaa", allow("install_skill(https://github.com/acme/*)")),
+    Row("install-skill-other-url", "install", {"url": "https://github.com/evil/x/tree/main/s"}, "kkdad", allow("install_skill(https://github.com/acme/*)")),
+    Row("install-skill-denied", "install", {"url": GH_SKILL}, "ddddd", deny("install_skill")),
+    Row("install-skill-edit-rule-harmless", "install", {"url": GH_SKILL}, "kkdad", allow("Edit", "Edit(./**)", "Write")),
     Row("webfetch-rule-harmless", "install", {"url": "https://x.example/s"}, "kkdad", allow("WebFetch(domain:x.example)")),
 ]
 # fmt: on

@@ -143,6 +143,7 @@ async def test_explore_cannot_write_by_any_route(tmp_path: Path) -> None:
                 tool_call("bash", {"command": "bash -c 'echo x > f.txt'"}),
                 tool_call("bash", {"command": "git commit -m x"}),
                 tool_call("mcp__db__drop", {"table": "users"}),
+                tool_call("install_skill", {"url": "https://github.com/o/r/tree/main/s"}),
                 tool_call("bash", {"command": "ls"}),
             ),
             reply("notes.txt says keep."),
@@ -153,6 +154,7 @@ async def test_explore_cannot_write_by_any_route(tmp_path: Path) -> None:
     from mewcode_kernel.core.subagents import subagent_toolset
 
     s = session(tmp_path, model, tools=tools, mode="bypassPermissions")
+    tools.add_toolset_now(s.skills)
     tools.add_toolset_now(subagent_toolset(s.catalog))
     events = await collect(s.run("explore"))
     assert events[-1].text == "The explorer found it."
@@ -163,10 +165,10 @@ async def test_explore_cannot_write_by_any_route(tmp_path: Path) -> None:
     assert "write_file" not in offered and "edit_file" not in offered and "Agent" not in offered
     assert model.requests[1].model == "scripted-haiku"  # Explore asks for haiku
     results = child_request.messages[-1].tool_results
-    assert [r.is_error for r in results] == [True] * 6 + [False]
-    for r in results[2:6]:
+    assert [r.is_error for r in results] == [True] * 7 + [False]
+    for r in results[2:7]:
         assert "read-only role" in r.content
-    assert "notes.txt" in results[6].content  # ls ran
+    assert "notes.txt" in results[7].content  # ls ran
     answer = model.requests[3].messages[-1].tool_results[0]
     assert answer.content == "notes.txt says keep." and not answer.is_error
 

@@ -21,6 +21,7 @@ from .messages import Message
 from .prompt import MemoryNote, MemoryStore, PromptAssembler
 from .prompt.environment import IDLE_GAP
 from .prompt.memory import Scope
+from .skills import active_skills_block
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -71,12 +72,16 @@ class SessionContext:
     # --- turns -------------------------------------------------------------------
 
     async def turn_message(self, prompt: str, extra: list[str] | None = None) -> Message:
-        """The user message starting a turn: environment, reminders (queued
-        ones, then ``extra``), then ``prompt``."""
+        """The user message starting a turn: environment, the active skills,
+        reminders (queued ones, then ``extra``), then ``prompt``."""
         state = self.agent.state
         gap, state.idle_gap = state.idle_gap, None
         reminders = [*state.take_reminders(), *(extra or ())]
-        return await self.prompts.turn_message(prompt, reminders=reminders, idle_gap=gap)
+        # a skill run with /name is this turn's prompt already: not repeated as context
+        active = {name: body for name, body in state.active_skills.items() if body != prompt}
+        return await self.prompts.turn_message(
+            prompt, reminders=reminders, idle_gap=gap, blocks=[active_skills_block(active)]
+        )
 
     def note_resumed(self, loaded: LoadedSession) -> None:
         """After a resume: check the size before the next turn, note a long idle gap."""

@@ -15,6 +15,7 @@ conversation keeps across its turns is its ``ConversationState``.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -39,6 +40,7 @@ from .prompt.memory import Scope
 from .providers.base import Provider
 from .providers.factory import build_provider, provider_label
 from .session import LoadedSession, SessionStore, SessionWriter
+from .skills import SkillCatalog, SkillsToolset
 from .subagents import (
     AgentDefinition,
     SubagentRunner,
@@ -62,11 +64,12 @@ class AgentSession:
     ``home`` is the user's home (``~/.mewcode/``), injectable for tests;
     ``hooks`` receives the lifecycle events (default: none); ``tasks`` runs
     background work (default: a manager of its own, stopped when the
-    session closes; a shared one is left to its owner). Subagent
-    definitions come from the built-ins, ``home`` and ``root``; with the
-    default tools the model is also offered ``Agent`` and the task tools.
-    ``background_approval_handler`` answers the approvals of background
-    subagents (``None``: the headless policy does).
+    session closes; a shared one is left to its owner). ``skills`` holds
+    the skill catalog and tools; subagent definitions come from the
+    built-ins, ``home`` and ``root``. The default registry includes the
+    skill tools, ``Agent`` and the task tools (a registry given as ``tools``
+    gets what it lists). ``background_approval_handler`` answers the
+    approvals of background subagents (``None``: the headless policy does).
     """
 
     def __init__(
@@ -106,8 +109,10 @@ class AgentSession:
         self._pending_notices += [
             Notice(level="warning", message=str(p)) for p in self.catalog.problems
         ]
+        self.skills = SkillsToolset(SkillCatalog(root, home=home))
+        self._skills_version = -1
         if tools is None:
-            tools = ToolRegistry(builtin_tools())
+            tools = ToolRegistry(builtin_tools(), toolsets=[self.skills])
             tools.add_toolset_now(subagent_toolset(self.catalog))
         self.lifecycle = Lifecycle(dispatcher=hooks or NullDispatcher(), common=self._hook_fields)
         self.agent = Agent(
@@ -130,7 +135,7 @@ class AgentSession:
         )
         self.context = SessionContext(
             agent=self.agent,
-            prompts=PromptAssembler(root, home=home),
+            prompts=PromptAssembler(root, home=home, skills=self._skills_section),
             notices=self._pending_notices,
         )
         self.subagents = SubagentRunner(
@@ -144,6 +149,7 @@ class AgentSession:
             background_approvals=lambda: self.background_approval_handler,
         )
         self.agent.subagents = self.subagents
+        self.skills.fork_runner = self.subagents
         self.conversation = Conversation()
         if provider_label(provider).startswith("replay"):
             # Only the default offline provider is a replay for want of a key;
@@ -286,6 +292,11 @@ class AgentSession:
             yield notice
         self._pending_notices.clear()
         self._ensure_writer()
+        if self.skills.catalog.version != self._skills_version:  # a skill was installed
+            self._refresh_system_prompt()
+        self.tools.refresh()
+        for problem in self.skills.problems(self.tools):
+            yield Notice(level="warning", message=problem)
         if not self._started:
             self._started = True
             outcome = await self.lifecycle.fire("SessionStart", source=self._next_start)
@@ -326,7 +337,12 @@ class AgentSession:
         )
 
     def _refresh_system_prompt(self) -> None:
+        self._skills_version = self.skills.catalog.version
         self.context.refresh_system_prompt()
+
+    def _skills_section(self) -> str:
+        """The skills catalog for the system prompt, when the skill tools are offered."""
+        return self.skills.prompt_section() if self.skills in self.tools.toolsets else ""
 
     def _hook_fields(self) -> Mapping[str, Any]:
         writer = self._writer
@@ -378,6 +394,7 @@ class AgentSession:
         self.lifecycle.reset()
         self.context.check_size = False
         self._next_start = "clear"
+        await asyncio.to_thread(self.skills.catalog.reload)
         self._refresh_system_prompt()
 
     async def resume(self, session_id: str) -> LoadedSession:
@@ -387,6 +404,7 @@ class AgentSession:
         self._close_writer()
         self.state.reset()
         self.lifecycle.reset()
+        await asyncio.to_thread(self.skills.catalog.reload)
         self._refresh_system_prompt()
         self._writer = writer
         self.agent.ctx = self._run_context(self.agent.gate, writer.path)

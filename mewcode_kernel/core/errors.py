@@ -9,7 +9,8 @@ Real errors, under one root::
      ├── ProviderError      the model provider failed after retries
      │    └── ReplayMismatch a replayed request differs from the cassette
      ├── ToolError          a tool refused its input or failed (becomes an error result)
-     └── SessionError       a session cannot be found or read
+     ├── SessionError       a session cannot be found or read
+     └── SkillError         a skill cannot be parsed, found, run or installed
 
 Cancelling a turn is not an error: the task running it is cancelled
 (``asyncio.CancelledError``) and the loop leaves the conversation valid.
@@ -23,6 +24,7 @@ __all__ = [
     "ProviderError",
     "ReplayMismatch",
     "SessionError",
+    "SkillError",
     "ToolError",
 ]
 
@@ -81,3 +83,15 @@ class ToolError(MewcodeError):
 
 class SessionError(MewcodeError):
     """A session could not be found or read."""
+
+
+class SkillError(MewcodeError):
+    """A skill could not be parsed, found, run or installed. ``path`` and
+    ``line`` say where, for a SKILL.md that is invalid."""
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None) -> None:
+        self.path = path
+        self.line = line
+        self.reason = message
+        where = (path + (f":{line}" if line else "")) if path else ""
+        super().__init__(f"{where}: {message}" if where else message)

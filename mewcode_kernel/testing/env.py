@@ -34,6 +34,10 @@ PROVIDER_ENV_VARS: tuple[str, ...] = (
     "MEWCODE_CASSETTE",
     "MEWCODE_RECORD",
     "MEWCODE_RENDERER",
+    # where install_skill downloads from, and its time limit
+    "MEWCODE_GITHUB_API_URL",
+    "MEWCODE_GITHUB_RAW_URL",
+    "MEWCODE_SKILL_INSTALL_TIMEOUT",
 )
 """Never inherited by a test: the developer's keys, endpoints and MewCode settings."""
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING
 
 from ..context import ContextManager
@@ -80,7 +80,7 @@ class Agent:
     """Runs user turns against one provider with one set of tools.
 
     It is also the ``AgentServices`` its tools see (provider, gate, approval
-    handler, hooks, tasks, tools), read when a tool runs, so a tool always
+    handler, hooks, tasks, tools, active skills), read when a tool runs, so a tool always
     sees the provider and mode of the moment.
     """
 
@@ -133,6 +133,10 @@ class Agent:
     @property
     def hooks(self) -> LifecycleDispatcher:
         return self.lifecycle.dispatcher
+
+    @property
+    def active_skills(self) -> MutableMapping[str, str]:
+        return self.state.active_skills
 
     def context_for(self, call: ToolUseBlock) -> RunContext:
         """The run context for one call of this agent's tools."""

@@ -23,7 +23,7 @@ class PromptAssembler:
 
     ``home`` is the user's home (``~/.mewcode/MEWCODE.md``,
     ``~/.mewcode/MEMORY.md``); ``skills`` returns the skills catalog section
-    (the skills issue plugs it in).
+    (read with the rest of the system prompt, at session boundaries only).
     """
 
     def __init__(
@@ -56,9 +56,13 @@ class PromptAssembler:
         *,
         reminders: Sequence[str] = (),
         idle_gap: timedelta | None = None,
+        blocks: Sequence[str] = (),
     ) -> Message:
         """The user message starting a turn: the environment now (git runs in
-        a thread), the reminders, then ``prompt``."""
+        a thread), other context ``blocks`` (the active skills), the
+        reminders, then ``prompt``."""
         notes = (idle_note(idle_gap),) if idle_gap is not None else ()
         env = await asyncio.to_thread(gather_environment, self.root, notes=notes)
-        return turn_message(prompt, environment=render_environment(env), reminders=reminders)
+        return turn_message(
+            prompt, environment=render_environment(env), blocks=blocks, reminders=reminders
+        )

@@ -1,7 +1,8 @@
 """The user message of a new turn: context blocks, then the prompt.
 
-Per-turn context (the ``<environment>`` block and pending
-``<system-reminder>`` blocks) travels as the first text blocks of the new
+Per-turn context (the ``<environment>`` block, other context blocks such as
+the active skills, and pending ``<system-reminder>`` blocks) travels as the
+first text blocks of the new
 user message, so earlier messages are never rewritten and the cached prefix
 stays valid. ``meta["context_blocks"]`` says how many leading blocks are
 context rather than the user's words (``prompt_text`` skips them).
@@ -32,10 +33,17 @@ def render_reminder(text: str) -> str:
     return f"{REMINDER_OPEN}\n{text.strip()}\n{REMINDER_CLOSE}"
 
 
-def turn_message(prompt: str, *, environment: str = "", reminders: Sequence[str] = ()) -> Message:
+def turn_message(
+    prompt: str,
+    *,
+    environment: str = "",
+    blocks: Sequence[str] = (),
+    reminders: Sequence[str] = (),
+) -> Message:
     """The user message that starts a turn: ``environment`` (a rendered block),
-    each reminder, then ``prompt``."""
+    the other rendered context ``blocks``, each reminder, then ``prompt``."""
     context = [environment] if environment else []
+    context += [b for b in blocks if b.strip()]
     context += [render_reminder(r) for r in reminders if r.strip()]
     blocks = [TextBlock(text=c) for c in context] + [TextBlock(text=prompt)]
     meta = {CONTEXT_BLOCKS: len(context)} if context else {}

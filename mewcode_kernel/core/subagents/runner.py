@@ -37,11 +37,12 @@ from ..context import DEFAULT_WINDOW, ContextManager
 from ..conversation import Conversation
 from ..errors import ToolError
 from ..events import AgentEvent, Notice, ToolProgress, TurnDone
-from ..messages import Message, TextBlock
+from ..messages import Message, TextBlock, ToolUseBlock
 from ..permission.seam import ApprovalAnswer, ApprovalHandler, ApprovalRequest
 from ..prompt.environment import gather_environment, render_environment
 from ..prompt.turn import turn_message
 from ..session.records import subagent_transcript, task_table
+from ..skills import ForkRequest, resolve_tools
 from ..tasks import FINISHED, TaskInfo, TaskUpdate
 from ..tools.context import RunContext
 from ..tools.registry import ToolRegistry
@@ -287,6 +288,29 @@ class SubagentRunner:
     def _new_id(self) -> str:
         return f"task_{uuid.uuid4().hex[:16]}"
 
+    async def run_fork(self, request: ForkRequest, ctx: RunContext | None) -> str:
+        """Run a fork skill (``SkillForkRunner``): its tools hard-limited to the
+        skill's ``allowed_tools``, its context per ``fork_context`` (none: the
+        skill alone; recent: the last turns; full: the whole live history), its
+        model routed; the final answer comes back."""
+        parent = self.parent
+        tools, _ = resolve_tools(request.allowed_tools, parent.tools)
+        skill = request.skill
+        definition = AgentDefinition(
+            name=f"skill-{skill.name}"[:32],
+            description=skill.description or f"the {skill.name} skill",
+            system_prompt="",
+            tools=tuple(tools) if request.allowed_tools else None,
+            model=request.model or "inherit",
+        )
+        history = _context_for_fork(self._history(), request.fork_context)
+        sub_request = SubagentRequest(prompt=request.prompt, description=f"skill {skill.name}")
+        child = self._child(definition, sub_request, background=False, fork=False, history=history)
+        child.agent.system_prompt = parent.system_prompt  # the parent's: its cache holds
+        if ctx is None:
+            ctx = parent.context_for(ToolUseBlock(id=f"skill-{child.id}", name="load_skill"))
+        return await self._foreground(ctx, child, _task_message(request.prompt), sub_request)
+
     # --- foreground and background ------------------------------------------------------
 
     def _launch(self, child: _Child, message: Message, request: SubagentRequest) -> str:
@@ -474,6 +498,19 @@ class SubagentRunner:
             return None
         root = self.parent.ctx.root
         return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
+RECENT_TURNS = 3
+
+
+def _context_for_fork(messages: list[Message], context: str) -> list[Message]:
+    """What a fork skill sees of the parent's live conversation."""
+    if context == "none" or not messages:
+        return []
+    if context == "recent":
+        starts = [i for i, m in enumerate(messages) if m.role == "user" and not m.tool_results]
+        messages = messages[starts[-RECENT_TURNS] :] if len(starts) >= RECENT_TURNS else messages
+    return fork_history(messages)
 
 
 def _task_message(text: str) -> Message:

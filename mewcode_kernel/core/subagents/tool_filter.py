@@ -40,10 +40,11 @@ def child_tools(
 
 
 def is_read_only_role(definition: AgentDefinition, tools: Iterable[Tool]) -> bool:
-    """A role left without any editing tool (``Explore``) or in plan mode
-    (``Plan``) is read-only: the permission engine then refuses anything that
-    may write, by any route (a shell redirection, an MCP tool)."""
-    return definition.permission_mode == "plan" or not any(t.kind == "edit" for t in tools)
+    """A role left without the file-editing tools (``Explore``) or in plan
+    mode (``Plan``) is read-only: the permission engine then refuses anything
+    that may write, by any route (a shell redirection, an MCP tool, a skill
+    install)."""
+    return definition.permission_mode == "plan" or not any(t.family == "edit" for t in tools)
 
 
 def unknown_entries(definition: AgentDefinition, parent: Iterable[Tool]) -> list[str]:

@@ -9,7 +9,7 @@ progress and nested-agent events, and the turn's cancellation scope.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -31,7 +31,8 @@ __all__ = ["AgentServices", "CancelScope", "RunContext"]
 
 class AgentServices(Protocol):
     """The session's services, as the running agent holds them now (the
-    provider can change between turns, so tools read them when they run)."""
+    provider can change between turns, so tools read them when they run),
+    and the skills its conversation has active."""
 
     @property
     def provider(self) -> Provider: ...
@@ -56,6 +57,12 @@ class AgentServices(Protocol):
 
     @property
     def subagents(self) -> SubagentRunner | None: ...
+
+    @property
+    def active_skills(self) -> MutableMapping[str, str]:
+        """The skills this agent's conversation activated (name → rendered
+        instructions, in first-activation order; ``load_skill`` fills it)."""
+        ...
 
 
 class CancelScope:

@@ -64,16 +64,18 @@ class FunctionToolset:
 class ToolRegistry:
     """The session's tools: toolsets in order, seen through a snapshot.
 
-    ``ToolRegistry([tool, ...])`` wraps plain tools in one toolset. Entering
+    ``ToolRegistry([tool, ...])`` wraps plain tools in one toolset; more
+    ``toolsets`` follow it (entered with the registry). Entering
     the registry (``async with``) enters its toolsets; a toolset added while
     it is open is entered at once, and one removed is closed. ``conflicts``
     lists tools skipped because an earlier toolset had the name.
     """
 
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+    def __init__(self, tools: Iterable[Tool] = (), *, toolsets: Iterable[Toolset] = ()) -> None:
         self._toolsets: list[Toolset] = []
         self._base = FunctionToolset(tools, name="tools")
         self._toolsets.append(self._base)
+        self._toolsets += [ts for ts in toolsets if ts is not self._base]
         self._snapshot: dict[str, Tool] = {}
         self._versions: tuple[tuple[int, int], ...] = ()
         self._open = False

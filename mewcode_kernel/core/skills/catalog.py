@@ -1,0 +1,211 @@
+"""The skill catalog: every skill a session can use, found in five folders.
+
+In precedence order (the first folder holding a name wins): the project's
+``.mewcode/skills/``, ``.claude/skills/`` and ``.agents/skills/``, then the
+user's ``~/.mewcode/skills/`` and ``~/.claude/skills/``. A skill is a
+directory holding ``SKILL.md``; loose files and dot-directories are ignored.
+Names are case-insensitive. A file that cannot be used is reported (file,
+line, reason) and skipped; a name found twice is reported once, and the
+same folder reached twice through a symlink is not a duplicate.
+
+The catalog is read at session boundaries and after an install
+(``reload``), never mid-turn. Readers share immutable ``Skill`` values and
+one snapshot that ``reload`` replaces whole, so nobody sees a half-made
+change; ``load`` re-reads a skill's ``SKILL.md`` so edits apply at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..errors import SkillError
+from .parse import parse_skill
+from .skill import InstallRecord, Skill, Source
+
+__all__ = [
+    "INSTALL_RECORD",
+    "MAX_SKILL_MD_BYTES",
+    "SKILL_FILE",
+    "SkillCatalog",
+    "SkillFolder",
+    "read_install_record",
+    "skill_folders",
+]
+
+SKILL_FILE = "SKILL.md"
+INSTALL_RECORD = ".mewcode-install.json"
+#: A SKILL.md larger than this is refused (it would not fit a prompt anyway).
+MAX_SKILL_MD_BYTES = 1 << 20
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SkillFolder:
+    """A folder of skills: where it is, whose it is, and how people write it."""
+
+    path: Path
+    source: Source
+    label: str
+
+
+def skill_folders(root: Path, home: Path) -> list[SkillFolder]:
+    """The folders skills are read from, highest precedence first."""
+    project = [
+        SkillFolder(path=root / d / "skills", source="project", label=f"{d}/skills")
+        for d in (".mewcode", ".claude", ".agents")
+    ]
+    user = [
+        SkillFolder(path=home / d / "skills", source="user", label=f"~/{d}/skills")
+        for d in (".mewcode", ".claude")
+    ]
+    return [*project, *user]
+
+
+def read_install_record(directory: Path) -> InstallRecord | None:
+    """The record ``install_skill`` left in ``directory``, if any and readable."""
+    try:
+        data = json.loads((directory / INSTALL_RECORD).read_text(encoding="utf-8"))
+        return InstallRecord(
+            url=str(data["url"]),
+            sha256=str(data["sha256"]),
+            files=int(data["files"]),
+            installed_at=str(data.get("installed_at", "")),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _read_skill(path: Path, folder: SkillFolder) -> Skill:
+    """Parse one SKILL.md found in ``folder``; raises ``SkillError``."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_SKILL_MD_BYTES + 1)
+    except OSError as exc:
+        raise SkillError(f"cannot be read ({exc.strerror})", path=str(path)) from None
+    if len(raw) > MAX_SKILL_MD_BYTES:
+        raise SkillError(f"is larger than {MAX_SKILL_MD_BYTES >> 20} MiB", path=str(path))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SkillError(f"is not UTF-8 text (byte {exc.start})", path=str(path)) from None
+    skill = parse_skill(text, path=path)
+    return replace(
+        skill,
+        source=folder.source,
+        origin=folder.label,
+        install=read_install_record(path.parent),
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Snapshot:
+    skills: Mapping[str, Skill] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()
+
+
+def _scan(folders: Iterable[SkillFolder]) -> _Snapshot:
+    found: dict[str, Skill] = {}
+    seen: set[str] = set()
+    problems: list[str] = []
+    for folder in folders:
+        try:
+            entries = sorted(os.scandir(folder.path), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith(".") or not entry.is_dir():
+                continue
+            path = Path(entry.path) / SKILL_FILE
+            if not path.is_file():
+                continue
+            real = os.path.realpath(path)
+            if real in seen:  # the same skill reached again through a symlink
+                continue
+            seen.add(real)
+            try:
+                skill = _read_skill(path, folder)
+            except SkillError as exc:
+                problems.append(f"skipped skill {exc}")
+                continue
+            problems += [f"{path}: {w}" for w in skill.warnings]
+            if skill.name in found:
+                kept = found[skill.name]
+                problems.append(
+                    f"{path}: skill {skill.name!r} is also in {kept.display_dir}, which takes "
+                    "precedence; this one is not used"
+                )
+                continue
+            found[skill.name] = skill
+    return _Snapshot(skills=dict(sorted(found.items())), problems=tuple(problems))
+
+
+class SkillCatalog:
+    """The skills of project ``root`` and of the user at ``home``.
+
+    ``version`` goes up with every ``reload``. ``problems`` lists files that
+    were skipped or read with a fallback, one readable line each.
+    """
+
+    def __init__(self, root: Path, *, home: Path | None = None) -> None:
+        self.root = root
+        self.home = home if home is not None else Path.home()
+        self.folders = skill_folders(root, self.home)
+        self.version = 0
+        self._lock = threading.Lock()
+        self._snapshot = _scan(self.folders)
+
+    def reload(self) -> None:
+        """Read the folders again (blocking file I/O: use a thread in async code)."""
+        snapshot = _scan(self.folders)
+        with self._lock:
+            self._snapshot = snapshot
+            self.version += 1
+
+    # --- reading -----------------------------------------------------------------
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        return self._snapshot.problems
+
+    def skills(self) -> list[Skill]:
+        """Every usable skill, sorted by name."""
+        return list(self._snapshot.skills.values())
+
+    def get(self, name: str) -> Skill | None:
+        """The skill called ``name`` (any case), or ``None``."""
+        return self._snapshot.skills.get(name.strip().lower())
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+    def __len__(self) -> int:
+        return len(self._snapshot.skills)
+
+    def load(self, name: str) -> tuple[Skill, str | None]:
+        """The skill called ``name`` re-read from its ``SKILL.md`` (so edits made
+        since the catalog was read apply), and a note when the file could not
+        be read again and the catalog's copy is used. Raises ``SkillError`` for
+        an unknown name."""
+        known = self.get(name)
+        if known is None:
+            raise SkillError(self.unknown(name))
+        folder = SkillFolder(path=known.directory.parent, source=known.source, label=known.origin)
+        try:
+            fresh = _read_skill(known.path, folder)
+        except SkillError as exc:
+            return known, f"{exc}; using the copy read at session start"
+        if fresh.name != known.name:
+            return known, (
+                f"{known.path} now names the skill {fresh.name!r}; using the copy read at "
+                "session start until the catalog is read again"
+            )
+        return fresh, None
+
+    def unknown(self, name: str) -> str:
+        """The message for a skill name that is not in the catalog."""
+        names = ", ".join(s.name for s in self.skills()) or "none"
+        return f"there is no skill called {name.strip()!r} (available: {names})"
