@@ -27,6 +27,15 @@ class MewcodeKernel(IPythonKernel):
     future (an approval click, a slow stream) only notices at its next wake-up.
     Here the handler wakes the loop at once and, when an agent turn is running
     in the foreground, cancels just that turn so the cell can end cleanly.
+
+    Widget messages during an awaiting cell: stock ipykernel 7.4 handles them
+    concurrently but publishes no busy/idle status for them. JupyterLab's
+    widget models send one state update, then hold every later one until the
+    idle status of the previous arrives, so all but the first keystroke typed
+    into a widget while an agent waits for approval would never reach the
+    kernel. Here each such message gets its busy and idle status, followed by
+    "busy" again for the cell that still runs (so the front end does not show
+    the kernel as idle while an agent cell runs).
     """
 
     implementation = "mewcode"
@@ -36,6 +45,7 @@ class MewcodeKernel(IPythonKernel):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._interrupt: ModuleType | None = None
+        self._executing: dict[str, Any] | None = None
         try:
             from magics import interrupt
 
@@ -45,6 +55,43 @@ class MewcodeKernel(IPythonKernel):
                 self.shell.extension_manager.load_extension("magics")
         except Exception:  # a broken install must not keep Python itself from starting
             self.log.exception("MewCode: the magics extension could not be loaded")
+
+    async def execute_request(self, stream: Any, ident: Any, parent: dict[str, Any]) -> None:
+        self._executing = parent
+        try:
+            await super().execute_request(stream, ident, parent)
+        finally:
+            self._executing = None
+
+    async def dispatch_shell(
+        self, msg: Any, /, subshell_id: str | None = None, *, concurrent: bool = False
+    ) -> None:
+        header = self._comm_header(msg) if concurrent else None
+        if header is None:
+            await super().dispatch_shell(msg, subshell_id=subshell_id, concurrent=concurrent)
+            return
+        parent = {"header": header}
+        self._publish_status("busy", "shell", parent=parent)
+        try:
+            await super().dispatch_shell(msg, subshell_id=subshell_id, concurrent=True)
+        finally:
+            self._publish_status("idle", "shell", parent=parent)
+            running = self._executing
+            if running is not None:
+                self._publish_status("busy", "shell", parent=running)
+
+    def _comm_header(self, msg: Any) -> dict[str, Any] | None:
+        """The header of a comm message (``None`` for anything else)."""
+        if self.session is None:
+            return None
+        try:
+            _, frames = self.session.feed_identities(msg, copy=False)
+            header = self.session.deserialize(frames, content=False, copy=False)["header"]
+        except Exception:
+            return None
+        if header.get("msg_type") not in {"comm_open", "comm_msg", "comm_close"}:
+            return None
+        return dict(header)
 
     @contextmanager
     def _cancel_on_sigint(self, future: asyncio.Future[Any]) -> Iterator[None]:

@@ -1,0 +1,81 @@
+# ruff: noqa: F811  (pytest fixtures imported from tests._kernel are used as arguments)
+"""Widget messages while an async cell awaits, in a real ``mewcode`` kernel.
+
+JupyterLab's widget models send one state update and hold back the next until
+the kernel's idle status for the previous one arrives. This client does the
+same: each keystroke is sent only once the previous one's idle status came, so
+a kernel that stays silent about a comm message loses every keystroke after
+the first (the bug this guards against). The cell's own busy state is restored
+after each comm message, so the front end keeps showing the kernel as busy.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from typing import Any
+
+from tests._kernel import Kernel, jupyter_path, kernel, project, server  # noqa: F401
+
+WAITING_CELL = """
+import asyncio, ipywidgets as w
+box = w.Text()
+print("model", box.model_id, flush=True)
+async def typed(want):
+    while box.value != want:
+        await asyncio.sleep(0.01)
+await asyncio.wait_for(typed("never delete source files"), 30)
+print("got", repr(box.value))
+"""
+
+
+def _next(kernel: Kernel, deadline: float) -> dict[str, Any]:
+    while time.monotonic() < deadline:
+        try:
+            return kernel.kc.get_iopub_msg(timeout=0.5)
+        except queue.Empty:
+            continue
+    raise TimeoutError("no iopub message in time")
+
+
+def _status(msg: dict[str, Any], state: str, parent: str) -> bool:
+    return (
+        msg["msg_type"] == "status"
+        and msg["content"]["execution_state"] == state
+        and msg["parent_header"].get("msg_id") == parent
+    )
+
+
+def test_every_keystroke_reaches_an_awaiting_cell(kernel: Kernel) -> None:
+    cell_id = kernel.execute(WAITING_CELL, allow_stdin=True)
+    deadline = time.monotonic() + 30
+    model_id = None
+    while model_id is None:
+        msg = _next(kernel, deadline)
+        if msg["msg_type"] == "stream" and msg["content"]["text"].startswith("model "):
+            model_id = msg["content"]["text"].split()[1]
+    text = "never delete source files"
+    statuses: list[tuple[str, str]] = []  # (state, parent msg type) after the first key
+    for i in range(1, len(text) + 1):
+        update = {
+            "comm_id": model_id,
+            "data": {"method": "update", "state": {"value": text[:i]}, "buffer_paths": []},
+        }
+        sent = kernel.kc.session.msg("comm_msg", update)
+        kernel.kc.shell_channel.send(sent)
+        # like the widget manager: the next update only after this one's idle status
+        while True:
+            msg = _next(kernel, deadline)
+            if msg["msg_type"] == "status":
+                statuses.append(
+                    (msg["content"]["execution_state"], msg["parent_header"].get("msg_id"))
+                )
+            if _status(msg, "idle", sent["header"]["msg_id"]):
+                break
+    # after each comm message the running cell is busy again (the last one's is read below)
+    busy_again = [s for s in statuses if s == ("busy", cell_id)]
+    assert len(busy_again) == len(text) - 1, statuses
+    done = kernel.collect(cell_id)
+    assert done.status == "ok", done.text
+    assert f"got {text!r}" in done.stdout
+    assert any(_status(m, "busy", cell_id) for m in done.messages)
