@@ -88,14 +88,25 @@ async def test_multi_step_task_feeds_results_back(tmp_path: Path) -> None:
     assert done.reason == "end_turn"
     assert done.text == "Copied it."
     assert done.model_turns == 3
-    assert [m.role for m in conv.messages] == ["user", "assistant", "user", "assistant", "user", "assistant"]
+    assert [m.role for m in conv.messages] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Let me look.Copied it."
 
 
 async def test_usage_summed_per_turn_and_session(tmp_path: Path) -> None:
     u = Usage(input_tokens=100, output_tokens=7, cache_read_tokens=50, cache_creation_tokens=3)
     model = ScriptedModel(
-        [reply(tool_call("peek", {"path": "x"}), usage=u), reply("ok", usage=u), reply("again", usage=u)]
+        [
+            reply(tool_call("peek", {"path": "x"}), usage=u),
+            reply("ok", usage=u),
+            reply("again", usage=u),
+        ]
     )
     (tmp_path / "x").write_text("")
     agent = make_agent(tmp_path, model)
@@ -195,7 +206,9 @@ async def test_writing_calls_run_one_at_a_time(tmp_path: Path) -> None:
         return str(n)
 
     model = ScriptedModel([reply(*(tool_call("job", {"n": i}) for i in range(4))), reply("ok")])
-    await collect(make_agent(tmp_path, model, job, approval_handler=allow_all).run(Conversation(), "go"))
+    await collect(
+        make_agent(tmp_path, model, job, approval_handler=allow_all).run(Conversation(), "go")
+    )
     assert peak == 1
     assert [r.content for r in model.requests[1].messages[-1].tool_results] == ["0", "1", "2", "3"]
 
@@ -232,7 +245,10 @@ async def test_default_gate_reads_outside_root_ask(tmp_path: Path) -> None:
     root.mkdir()
     (root / "link").symlink_to(outside)
     model = ScriptedModel(
-        [reply(tool_call("peek", {"path": str(outside)}), tool_call("peek", {"path": "link"})), reply("ok")]
+        [
+            reply(tool_call("peek", {"path": str(outside)}), tool_call("peek", {"path": "link"})),
+            reply("ok"),
+        ]
     )
     asked: list[str] = []
 
@@ -261,14 +277,18 @@ async def test_always_allow_is_remembered(tmp_path: Path) -> None:
         asked += 1
         return ApprovalAnswer(allow=True, always=True)
 
-    events = await collect(make_agent(tmp_path, model, approval_handler=always).run(Conversation(), "go"))
+    events = await collect(
+        make_agent(tmp_path, model, approval_handler=always).run(Conversation(), "go")
+    )
     assert asked == 1
     assert sum(isinstance(e, ApprovalRequested) for e in events) == 1
     assert (tmp_path / "a").read_text() == "1" and (tmp_path / "b").read_text() == "2"
 
 
 async def test_provider_error_leaves_valid_conversation(tmp_path: Path) -> None:
-    model = ScriptedModel([reply(fail=ProviderError("anthropic: overloaded after 4 attempts", status=529))])
+    model = ScriptedModel(
+        [reply(fail=ProviderError("anthropic: overloaded after 4 attempts", status=529))]
+    )
     conv = Conversation()
     events = await collect(make_agent(tmp_path, model).run(conv, "hi"))
     assert events[-1].reason == "error" and "overloaded" in events[-1].error
@@ -285,7 +305,9 @@ async def test_retry_discards_partial_text(tmp_path: Path) -> None:
 
 
 async def test_pause_turn_continues_and_max_tokens_warns(tmp_path: Path) -> None:
-    model = ScriptedModel([reply("searching", stop_reason="pause_turn"), reply("cut", stop_reason="max_tokens")])
+    model = ScriptedModel(
+        [reply("searching", stop_reason="pause_turn"), reply("cut", stop_reason="max_tokens")]
+    )
     events = await collect(make_agent(tmp_path, model).run(Conversation(), "hi"))
     assert len(model.requests) == 2
     assert events[-1].reason == "max_tokens"
@@ -368,7 +390,12 @@ async def test_cancel_mid_tool_closes_dangling_calls(tmp_path: Path) -> None:
     agent.provider = ScriptedModel([reply("resumed fine")])
     events = await collect(agent.run(conv, "again"))
     assert events[-1].reason == "end_turn"
-    assert [m.role for m in agent.provider.requests[0].messages] == ["user", "assistant", "user", "user"]
+    assert [m.role for m in agent.provider.requests[0].messages] == [
+        "user",
+        "assistant",
+        "user",
+        "user",
+    ]
 
 
 async def test_tool_finished_events_carry_results(tmp_path: Path) -> None:
