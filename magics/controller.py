@@ -14,6 +14,8 @@ imported by the first agent cell.
 from __future__ import annotations
 
 import asyncio
+import os
+import time
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -24,6 +26,7 @@ from IPython.core.error import UsageError
 
 from .errors import AgentCellError, AgentInterrupted, AgentUsageError
 from .options import AgentCall, AgentOptions, parse_cell
+from .starting import StartingLine
 
 if TYPE_CHECKING:
     from mewcode_kernel.core import AgentSession
@@ -49,8 +52,9 @@ def controller_for(shell: Any) -> AgentController:
 
 async def run_cell(shell: Any, line: str, cell: str | None) -> None:
     """Run one agent cell: ``%%agent LINE`` + ``cell``, or ``%agent LINE`` (``cell`` None)."""
+    started_at = time.monotonic()
     try:
-        await controller_for(shell).run(line, cell)
+        await controller_for(shell).run(line, cell, started_at=started_at)
     except UsageError as exc:
         raise AgentUsageError(str(exc)) from None
 
@@ -74,11 +78,28 @@ class AgentController:
         self.start_dir = Path.cwd()
         self.session: AgentSession | None = None
         self._background: set[asyncio.Task[None]] = set()
+        #: Said once by the first live turn: the session a restart left behind.
+        self._previous_note: str | None = None
+        self._first_open = True
 
     # --- one cell ------------------------------------------------------------------
 
-    async def run(self, line: str, cell: str | None) -> None:
+    async def run(self, line: str, cell: str | None, *, started_at: float | None = None) -> None:
         call = parse_cell(line, cell, self.shell.user_ns)
+        options = call.options
+        starting = None
+        if call.command is None and not options.background and options.agent is None:
+            if _draws_live_widgets(self.shell):
+                starting = StartingLine(started_at).show()
+        try:
+            await self._run(call, starting, started_at)
+        finally:
+            if starting is not None:
+                starting.clear()
+
+    async def _run(
+        self, call: AgentCall, starting: StartingLine | None, started_at: float | None
+    ) -> None:
         options = call.options
         if options.agent is not None:
             raise AgentCellError(
@@ -90,14 +111,20 @@ class AgentController:
                 raise UsageError("--background runs a prompt, not a slash command")
             self._start_background(call)
             return
+        if self.session is None:
+            # Importing the core and the provider SDK can take seconds on a cold
+            # kernel: done in a thread so the "starting…" line keeps ticking.
+            self.session = await asyncio.to_thread(self._open)
         session = self._foreground_session(options)
         if call.command is not None:
             await self._run_command(session, call)
         else:
-            await self._run_turn(session, call)
+            await self._run_turn(session, call, starting=starting, started_at=started_at)
 
     def _foreground_session(self, options: AgentOptions) -> AgentSession:
         session = self._session()
+        if options.new or options.resume:
+            self._previous_note = None
         if options.new:
             session.new()
         elif options.resume:
@@ -120,9 +147,13 @@ class AgentController:
         from mewcode_kernel.core.errors import MewcodeError
 
         try:
-            return open_session(self.start_dir, **kwargs)
+            session = open_session(self.start_dir, **kwargs)
         except (MewcodeError, ValueError) as exc:
             raise AgentCellError(str(exc)) from None
+        if self._first_open and not kwargs:
+            self._first_open = False
+            self._previous_note = _previous_session_note(session.root)
+        return session
 
     # --- slash commands ------------------------------------------------------------
 
@@ -145,12 +176,22 @@ class AgentController:
 
     # --- turns ---------------------------------------------------------------------
 
-    async def _run_turn(self, session: AgentSession, call: AgentCall) -> None:
+    async def _run_turn(
+        self,
+        session: AgentSession,
+        call: AgentCall,
+        *,
+        starting: StartingLine | None = None,
+        started_at: float | None = None,
+    ) -> None:
         from mewcode_kernel.core.errors import MewcodeError
 
         from .turn import drive_turn
 
         renderer, warning = self._attach_renderer(session, background=False)
+        info = None
+        if renderer.interactive and self._previous_note and session.session_id is None:
+            info, self._previous_note = self._previous_note, None
         async with _cell_overrides(session, call.options):
             try:
                 outcome = await drive_turn(
@@ -159,6 +200,11 @@ class AgentController:
                     renderer,
                     max_turns=call.options.max_turns,
                     warning=warning,
+                    info=info,
+                    started_at=started_at,
+                    starting=starting.hand_over()
+                    if starting is not None and _is_widget_renderer(renderer)
+                    else None,
                 )
             except MewcodeError as exc:  # e.g. the session file cannot be written
                 raise AgentCellError(str(exc)) from None
@@ -253,6 +299,33 @@ class AgentController:
     async def wait_background(self) -> None:
         while pending := [t for t in self._background if not t.done()]:
             await asyncio.wait(pending)
+
+
+def _draws_live_widgets(shell: Any) -> bool:
+    """Whether this cell will be drawn by the live widget renderer (a person at a
+    front end that allowed stdin, widgets not turned off)."""
+    kernel = getattr(shell, "kernel", None)
+    if not getattr(kernel, "_allow_stdin", False):
+        return False
+    return os.environ.get("MEWCODE_RENDERER", "widgets").strip().lower() in ("", "widgets")
+
+
+def _is_widget_renderer(renderer: Renderer) -> bool:
+    return type(renderer).__name__ == "WidgetRenderer"
+
+
+def _previous_session_note(root: Path) -> str | None:
+    """``new session (previous: <id>, /resume to continue)`` when the project
+    has a stored session (e.g. the kernel was restarted), else ``None``."""
+    from mewcode_kernel.core.session import list_sessions
+
+    try:
+        latest = next(iter(list_sessions(root)), None)
+    except OSError:
+        return None
+    if latest is None:
+        return None
+    return f"new session (previous: {latest.id}, /resume to continue)"
 
 
 @asynccontextmanager

@@ -7,6 +7,7 @@ One ``Renderer`` per agent cell. The controller feeds it every ``AgentEvent``
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Protocol
 
 from mewcode_kernel.core.agent import ApprovalAnswer, ApprovalRequest
@@ -20,7 +21,18 @@ class Renderer(Protocol):
     #: False for renderers that cannot ask a person (headless runs).
     interactive: bool
 
-    def start(self, *, prompt: str, provider_label: str, session_id: str | None) -> None: ...
+    def start(
+        self,
+        *,
+        prompt: str,
+        provider_label: str,
+        session_id: str | None,
+        root: Path | None = None,
+        started_at: float | None = None,
+    ) -> None:
+        """``root``: the project root (for previews of file changes); ``started_at``
+        (``time.monotonic()``): when the cell began."""
+        ...
 
     def on_event(self, event: AgentEvent) -> None:
         """Draw one event (usually ``dispatch(self, event)``)."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from mewcode_kernel.core.agent import ApprovalAnswer, ApprovalRequest
@@ -106,7 +107,15 @@ class TextRenderer:
 
     # --- Renderer protocol -------------------------------------------------------
 
-    def start(self, *, prompt: str, provider_label: str, session_id: str | None) -> None:
+    def start(
+        self,
+        *,
+        prompt: str,
+        provider_label: str,
+        session_id: str | None,
+        root: Path | None = None,
+        started_at: float | None = None,
+    ) -> None:
         """Nothing is printed: the provider shows in notices only when it is a replay."""
 
     def on_event(self, event: AgentEvent) -> None:

@@ -129,20 +129,33 @@ async def drive_turn(
     max_turns: int | None = None,
     foreground: bool = True,
     warning: str | None = None,
+    info: str | None = None,
+    started_at: float | None = None,
+    starting: str | None = None,
 ) -> TurnOutcome:
     """Run one turn, feeding ``renderer``; always ends with ``renderer.finish``.
 
-    The turn runs as its own task. In the foreground it is registered for
+    ``started_at`` (``time.monotonic()``): when the cell began, so the footer
+    shows the cell's wall time; ``starting``: the display id of the cell's
+    "starting…" line, which a widget renderer takes over; ``info``: a notice
+    shown first (e.g. the session a kernel restart left behind). The turn runs as its own task. In the foreground it is registered for
     Kernel › Interrupt; cancelled either way (directly, or through the cell's
     own cancellation in a stock kernel), the loop first closes the
     conversation, then the outcome says ``cancelled``.
     """
     outcome = TurnOutcome(done=None, cancelled=False)
     renderer.start(
-        prompt=prompt, provider_label=session.provider_label, session_id=session.session_id
+        prompt=prompt,
+        provider_label=session.provider_label,
+        session_id=session.session_id,
+        root=session.root,
+        started_at=started_at,
+        **({"starting": starting} if starting is not None else {}),
     )
     if warning:
         renderer.on_event(Notice(level="warning", message=warning))
+    if info:
+        renderer.on_event(Notice(level="info", message=info))
 
     async def consume() -> None:
         async for event in session.run(prompt, max_turns=max_turns):

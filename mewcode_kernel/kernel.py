@@ -35,7 +35,9 @@ class MewcodeKernel(IPythonKernel):
     into a widget while an agent waits for approval would never reach the
     kernel. Here each such message gets its busy and idle status, followed by
     "busy" again for the cell that still runs (so the front end does not show
-    the kernel as idle while an agent cell runs).
+    the kernel as idle while an agent cell runs). JupyterLab 4.6 sends widget
+    messages on a kernel subshell once it has one: those get their statuses
+    from ipykernel, and here too the running cell's "busy" follows.
     """
 
     implementation = "mewcode"
@@ -69,6 +71,10 @@ class MewcodeKernel(IPythonKernel):
         header = self._comm_header(msg) if concurrent else None
         if header is None:
             await super().dispatch_shell(msg, subshell_id=subshell_id, concurrent=concurrent)
+            running = self._executing
+            if subshell_id is not None and running is not None:
+                # a subshell's idle must not make the running cell look finished
+                self._publish_status("busy", "shell", parent=running)
             return
         parent = {"header": header}
         self._publish_status("busy", "shell", parent=parent)

@@ -79,3 +79,30 @@ def test_every_keystroke_reaches_an_awaiting_cell(kernel: Kernel) -> None:
     assert done.status == "ok", done.text
     assert f"got {text!r}" in done.stdout
     assert any(_status(m, "busy", cell_id) for m in done.messages)
+
+
+def test_a_subshells_idle_is_followed_by_the_running_cells_busy(kernel: Kernel) -> None:
+    """JupyterLab 4.6 sends widget messages on a kernel subshell; its idle status
+    must not leave the front end showing an idle kernel while a cell runs."""
+    request = kernel.kc.session.msg("create_subshell_request", {})
+    kernel.kc.control_channel.send(request)
+    reply = kernel.kc.get_control_msg(timeout=10)
+    subshell = reply["content"]["subshell_id"]
+    cell_id = kernel.execute(WAITING_CELL.replace("never delete source files", "ok"))
+    deadline = time.monotonic() + 30
+    model_id = None
+    while model_id is None:
+        msg = _next(kernel, deadline)
+        if msg["msg_type"] == "stream" and msg["content"]["text"].startswith("model "):
+            model_id = msg["content"]["text"].split()[1]
+    update = {"comm_id": model_id, "data": {"method": "update", "state": {"value": "ok"}}}
+    sent = kernel.kc.session.msg("comm_msg", update)
+    sent["header"]["subshell_id"] = subshell
+    kernel.kc.shell_channel.send(sent)
+    seen: list[tuple[str, str]] = []
+    while not seen or seen[-1] != ("idle", cell_id):
+        msg = _next(kernel, deadline)
+        if msg["msg_type"] == "status":
+            seen.append((msg["content"]["execution_state"], msg["parent_header"].get("msg_id")))
+    comm_idle = seen.index(("idle", sent["header"]["msg_id"]))
+    assert seen[comm_idle + 1] == ("busy", cell_id), seen

@@ -124,7 +124,8 @@ async def test_tool_rows_show_state_key_argument_and_duration_and_expand(
     tool_round(r, failing, "exit status 1", error=True)
     r.finish(done())
     assert cell.rows()[1] == "✗ bash pytest -q · failed · 12 ms"
-    assert cell.plain_lines()[0] == "Let me look."  # text first, then the rows in order
+    # the "starting…" line gave way (blank) to the text; then the rows in order
+    assert next(line for line in cell.plain_lines() if line) == "Let me look."
     assert comm_log.messages == []  # rows and text are plain outputs, not widgets
 
 
@@ -230,8 +231,10 @@ async def test_a_background_turn_draws_inside_one_box_that_outlives_the_cell(
     r.finish(done("Working on it in the background."))
     assert len(cell.outputs) == 1  # nothing else went to the (finished) cell
     texts = [c.outputs[0]["data"]["text/plain"] for c in box.children]
+    assert texts[0] == ""  # "starting…", blanked at the first output
+    texts = texts[1:]
     assert texts[0] == "Working on it in the background."
     assert texts[1] == "✓ read_file src/app.py · done · 12 ms"
     assert texts[2].startswith("✓ done")
-    repaints = comm_log.updates_of(box.children[0])
+    repaints = comm_log.updates_of(box.children[1])
     assert repaints and repaints[-1]["outputs"][0]["data"]["text/markdown"] == texts[0]

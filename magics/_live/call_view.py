@@ -1,0 +1,85 @@
+"""How one tool call is described to the person asked about it.
+
+``describe_call(call, reason, root)`` gives the approval card's title and body
+as HTML, and the same as Markdown for saved notebooks: for ``write_file`` and
+``edit_file`` the diff (see ``diff`` and ``preview``), for ``bash`` the
+command highlighted with the folder it runs in, otherwise the input as JSON;
+each with the reason the permission engine gave for asking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from mewcode_kernel.core.messages import ToolUseBlock
+
+from .diff import ChangeView, highlight_code, render_change
+from .fmt import MUTED, esc, key_argument, pre, pretty_json
+from .preview import change_preview
+
+__all__ = ["CallView", "change_of", "describe_call"]
+
+_COMMAND_BOX = (
+    "margin:2px 0 6px;padding:4px 6px;white-space:pre-wrap;word-break:break-word;"
+    "max-height:16em;overflow:auto;background:var(--jp-layout-color2,#f6f8fa);border-radius:3px;"
+    "font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,12px)"
+)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CallView:
+    title_html: str
+    detail_html: str
+    markdown: str
+    change: ChangeView | None = None
+
+
+def change_of(call: ToolUseBlock, root: Path | None) -> ChangeView | None:
+    """The diff of a file-changing call, worked out before it runs (else ``None``)."""
+    if root is None:
+        return None
+    preview = change_preview(call, root)
+    if preview is None:
+        return None
+    return render_change(preview.path, preview.before, preview.after, whole_file=preview.whole_file)
+
+
+def describe_call(
+    call: ToolUseBlock, reason: str, root: Path | None, change: ChangeView | None = None
+) -> CallView:
+    arg = key_argument(call.name, call.input, limit=120)
+    title = (
+        f"<b>Allow <code>{esc(call.name)}</code>"
+        + (f" <code>{esc(arg)}</code>" if arg and call.name != "bash" else "")
+        + "?</b>"
+    )
+    why = f'<div style="{MUTED}">{esc(reason)}</div>' if reason else ""
+    md_title = f"**{call.name}**" + (f" `{arg}`" if arg and call.name != "bash" else "")
+    md_reason = f"\n\n*{reason}*" if reason else ""
+    change = change if change is not None else change_of(call, root)
+    if change is not None:
+        detail = f'<div style="{MUTED}">{esc(change.summary)}</div>{change.html}{why}'
+        markdown = f"{md_title} · {change.summary}\n\n{change.markdown}{md_reason}"
+        return CallView(title_html=title, detail_html=detail, markdown=markdown, change=change)
+    command = call.input.get("command")
+    if call.name == "bash" and isinstance(command, str):
+        where = f" in {root}" if root is not None else ""
+        detail = (
+            f'<pre class="mewcode-command" style="{_COMMAND_BOX}">'
+            f"{highlight_code(command, 'bash')}</pre>"
+            f'<div style="{MUTED}">runs{esc(where)}</div>{why}'
+        )
+        fence = "```"
+        while fence in command:
+            fence += "`"
+        markdown = f"{md_title}{where}\n\n{fence}bash\n{command}\n{fence}{md_reason}"
+        return CallView(title_html=title, detail_html=detail, markdown=markdown)
+    detail = (
+        why
+        + '<details><summary style="cursor:pointer">input</summary>'
+        + pre(pretty_json(call.input))
+        + "</details>"
+    )
+    markdown = f"{md_title}{md_reason}"
+    return CallView(title_html=title, detail_html=detail, markdown=markdown)
