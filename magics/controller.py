@@ -111,6 +111,9 @@ class AgentController:
                 raise UsageError("--background runs a prompt, not a slash command")
             self._start_background(call)
             return
+        if self.session is not None and self.session.session_id is None:
+            if _unavailable_reason(self.session) is not None:
+                self.session = None  # its config may have been fixed since: read it again
         if self.session is None:
             # Importing the core and the provider SDK can take seconds on a cold
             # kernel: done in a thread so the "starting…" line keeps ticking.
@@ -193,6 +196,9 @@ class AgentController:
         if renderer.interactive and self._previous_note and session.session_id is None:
             info, self._previous_note = self._previous_note, None
         async with _cell_overrides(session, call.options):
+            reason = _unavailable_reason(session)
+            if reason is not None:
+                raise AgentCellError(reason)
             try:
                 outcome = await drive_turn(
                     session,
@@ -299,6 +305,14 @@ class AgentController:
     async def wait_background(self) -> None:
         while pending := [t for t in self._background if not t.done()]:
             await asyncio.wait(pending)
+
+
+def _unavailable_reason(session: AgentSession) -> str | None:
+    """Why the session's provider cannot be used (e.g. its key is not set), or None."""
+    from mewcode_kernel.core.providers.unavailable import UnavailableProvider
+
+    provider = session.provider
+    return provider.problem if isinstance(provider, UnavailableProvider) else None
 
 
 def _draws_live_widgets(shell: Any) -> bool:
