@@ -28,6 +28,9 @@ class MewcodeKernel(IPythonKernel):
     Here the handler wakes the loop at once and, when an agent turn is running
     in the foreground, cancels just that turn so the cell can end cleanly.
 
+    Once it has answered its first ``kernel_info_request`` it imports the agent
+    core and the provider SDK in a background thread (``magics.warmup``).
+
     Widget messages during an awaiting cell: stock ipykernel 7.4 handles them
     concurrently but publishes no busy/idle status for them. JupyterLab's
     widget models send one state update, then hold every later one until the
@@ -48,6 +51,7 @@ class MewcodeKernel(IPythonKernel):
         super().__init__(**kwargs)
         self._interrupt: ModuleType | None = None
         self._executing: dict[str, Any] | None = None
+        self._warming: Any = None
         try:
             from magics import interrupt
 
@@ -57,6 +61,15 @@ class MewcodeKernel(IPythonKernel):
                 self.shell.extension_manager.load_extension("magics")
         except Exception:  # a broken install must not keep Python itself from starting
             self.log.exception("MewCode: the magics extension could not be loaded")
+
+    async def kernel_info_request(self, stream: Any, ident: Any, parent: dict[str, Any]) -> None:
+        await super().kernel_info_request(stream, ident, parent)
+        if self._warming is None and self._interrupt is not None:
+            # Ready and answered: now import the core and the provider SDK in the
+            # background, so the first agent cell does not wait for them.
+            from magics.warmup import start_warm_up
+
+            self._warming = start_warm_up()
 
     async def execute_request(self, stream: Any, ident: Any, parent: dict[str, Any]) -> None:
         self._executing = parent

@@ -1,0 +1,90 @@
+"""The first agent cell of a fresh ``mewcode`` kernel, as JupyterLab runs it (by hand).
+
+Starts a kernel in a project whose model is a local scripted Anthropic-protocol
+server and runs ``%%agent`` with ``allow_stdin`` (the live widget renderer),
+either at once when the kernel is ready or after ``--idle`` seconds (the time
+a person takes to type the first prompt). Prints medians of: execute to the
+first visible output, to the first answer text, and to the end of the cell.
+
+    python benchmarks/bench_first_cell.py [--runs N] [--idle SECONDS]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from jupyter_client.manager import KernelManager
+
+from mewcode_kernel.testing import install_kernelspec, scrubbed_env
+from mewcode_kernel.testing.wire import ScriptedServer, reply
+
+ANSWER = "Hello from the scripted model."
+
+
+def one_run(root: Path, env: dict[str, str], server: ScriptedServer, idle: float) -> list[float]:
+    server.add(reply(text=ANSWER))
+    km = KernelManager(kernel_name="mewcode")
+    km.start_kernel(cwd=str(root), env=env)
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        time.sleep(idle)
+        start = time.monotonic()
+        msg_id = kc.execute("%%agent\nSay hello.", allow_stdin=True)
+        first = text = None
+        while True:
+            msg = kc.get_iopub_msg(timeout=60)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            now = time.monotonic() - start
+            kind = msg["msg_type"]
+            if kind in ("display_data", "stream", "update_display_data", "error"):
+                if first is None and kind != "update_display_data":
+                    first = now
+                data = msg["content"].get("data", {})
+                if text is None and ANSWER in str(data.get("text/markdown", "")):
+                    text = now
+            if kind == "status" and msg["content"]["execution_state"] == "idle":
+                return [first or now, text or now, now]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--idle", type=float, default=0.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, ScriptedServer() as server:
+        tmp_path = Path(tmp)
+        os.environ["JUPYTER_PATH"] = str(install_kernelspec(tmp_path / "prefix"))
+        root = tmp_path / "project"
+        root.mkdir()
+        (root / ".mewcode.yaml").write_text(
+            "default_provider: local\nproviders:\n  local:\n    protocol: anthropic\n"
+            f"    model: test-model\n    base_url: {server.base_url}\n    api_key: sk-test\n"
+        )
+        env = scrubbed_env(HOME=str(tmp_path / "home"))
+        if os.environ.get("PYTHONPATH"):
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        one_run(root, env, server, 0.0)  # warm the disk cache
+        runs = [one_run(root, env, server, args.idle) for _ in range(args.runs)]
+    names = ("first visible output", "first answer text", "cell done")
+    print(
+        f"first agent cell of a fresh kernel, run {args.idle:g} s after ready ({args.runs} runs):"
+    )
+    for i, name in enumerate(names):
+        print(f"  {name:22} median {statistics.median(r[i] for r in runs):.3f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
