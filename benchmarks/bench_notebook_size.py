@@ -6,7 +6,7 @@ thinks, writes or edits a file or runs a command (approved with a click, as a
 person would), and answers. The outputs are kept as JupyterLab keeps them and
 saved with nbformat; prints the file size and which MIME types it holds.
 
-    python benchmarks/bench_notebook_size.py [--out saved.ipynb]
+    python benchmarks/bench_notebook_size.py [--out saved.ipynb] [--kernel-path OLD_CHECKOUT]
 """
 
 from __future__ import annotations
@@ -60,6 +60,11 @@ def approve(kc: Any, msg: dict[str, Any]) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--kernel-path",
+        default=os.environ.get("PYTHONPATH"),
+        help="PYTHONPATH for the kernel only (e.g. a checkout of older code, to compare)",
+    )
     args = parser.parse_args()
     script = []
     for i in range(CELLS):
@@ -81,8 +86,8 @@ def main() -> int:
             f"    model: test-model\n    base_url: {server.base_url}\n    api_key: sk-test\n"
         )
         env = scrubbed_env(HOME=str(tmp_path / "home"))
-        if os.environ.get("PYTHONPATH"):
-            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        if args.kernel_path:
+            env["PYTHONPATH"] = args.kernel_path
         km = KernelManager(kernel_name="mewcode")
         km.start_kernel(cwd=str(root), env=env)
         kc = km.client()

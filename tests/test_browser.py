@@ -310,7 +310,10 @@ def test_approvals_in_jupyterlab(page: Page, project: tuple[Path, ScriptedServer
     expect(page.locator(".jp-Notebook")).not_to_contain_text("VBox(")
     decided = outputs.nth(1).locator(".mewcode-approval")
     decided.locator("summary").click()  # a decided card expands to what was asked
-    expect(decided.locator(".mewcode-diff")).to_contain_text("overwritten")
+    expect(decided).to_contain_text("overwrite 1 line · +1 −1")
+    row = outputs.nth(1).locator(".mewcode-tool")
+    row.locator("summary").click()  # the tool row keeps the diff
+    expect(row.locator(".mewcode-diff")).to_contain_text("overwritten")
     page.screenshot(path=str(ARTIFACTS / "browser-reloaded.png"), full_page=True)
     saved = json.loads((root / "agent.ipynb").read_text())
     kinds = {k for c in saved["cells"] for o in c["outputs"] for k in o.get("data", {})}

@@ -29,8 +29,13 @@ _COMMAND_BOX = (
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CallView:
+    """``detail_html``: what the live card shows; ``brief_html`` / ``markdown``:
+    what a saved notebook keeps of it (without the diff, which the tool row
+    above the card keeps already)."""
+
     title_html: str
     detail_html: str
+    brief_html: str
     markdown: str
     change: ChangeView | None = None
 
@@ -59,9 +64,14 @@ def describe_call(
     md_reason = f"\n\n*{reason}*" if reason else ""
     change = change if change is not None else change_of(call, root)
     if change is not None:
-        detail = f'<div style="{MUTED}">{esc(change.summary)}</div>{change.html}{why}'
-        markdown = f"{md_title} · {change.summary}\n\n{change.markdown}{md_reason}"
-        return CallView(title_html=title, detail_html=detail, markdown=markdown, change=change)
+        summary = f'<div style="{MUTED}">{esc(change.summary)}</div>'
+        return CallView(
+            title_html=title,
+            detail_html=summary + change.html + why,
+            brief_html=summary + why,
+            markdown=f"{md_title} · {change.summary}{md_reason}",
+            change=change,
+        )
     command = call.input.get("command")
     if call.name == "bash" and isinstance(command, str):
         where = f" in {root}" if root is not None else ""
@@ -74,7 +84,7 @@ def describe_call(
         while fence in command:
             fence += "`"
         markdown = f"{md_title}{where}\n\n{fence}bash\n{command}\n{fence}{md_reason}"
-        return CallView(title_html=title, detail_html=detail, markdown=markdown)
+        return CallView(title_html=title, detail_html=detail, brief_html=detail, markdown=markdown)
     detail = (
         why
         + '<details><summary style="cursor:pointer">input</summary>'
@@ -82,4 +92,4 @@ def describe_call(
         + "</details>"
     )
     markdown = f"{md_title}{md_reason}"
-    return CallView(title_html=title, detail_html=detail, markdown=markdown)
+    return CallView(title_html=title, detail_html=detail, brief_html=why, markdown=markdown)

@@ -9,7 +9,7 @@ The answer calls ``on_answer`` once; the card then collapses to one line
 (``✓ allowed edit_file stats.py · rule added Edit(stats.py)``) that expands to
 what was asked. ``abandon`` does the same when nobody answered.
 ``static_bundle`` is the card's final state as HTML, Markdown and text, for
-the saved notebook.
+the saved notebook (without the diff: the tool row above keeps it).
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ class ApprovalCard:
             '<details class="mewcode-approval mewcode-card-static" style="margin:1px 0">'
             f'<summary style="cursor:pointer;color:{color}">{esc(line)}</summary>'
             f'<div style="margin:2px 0 4px 1.3em">{self.view.title_html}'
-            f"{self.view.detail_html}</div></details>"
+            f"{self.view.brief_html}</div></details>"
         )
         markdown = f"{line}\n\n{self.view.markdown}"
         return {"text/html": html, "text/markdown": markdown, "text/plain": line}

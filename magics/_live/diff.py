@@ -24,12 +24,12 @@ _MARKDOWN_LINES = 400
 _MAX_HIGHLIGHT = 200_000  # characters; larger texts are shown uncoloured
 _CONTEXT = 3
 
-_ADDED = "background:rgba(46,160,67,0.18)"
-_REMOVED = "background:rgba(248,81,73,0.18)"
-_HUNK = "color:var(--jp-ui-font-color2,#666);background:rgba(128,128,128,0.10)"
-_MARK = "user-select:none;display:inline-block;width:1.2em;color:var(--jp-ui-font-color2,#666)"
+# Inline styles kept short: a diff line costs a few bytes more than its text.
+_ADDED = ' style="background:#2ea04330"'
+_REMOVED = ' style="background:#f8514930"'
+_HUNK = ' style="color:#888;background:#8881"'
 _BOX = (
-    "margin:2px 0 6px;padding:4px 0;overflow:auto;max-height:32em;"
+    "margin:2px 0 6px;padding:4px 6px;overflow:auto;max-height:32em;white-space:pre;"
     "background:var(--jp-layout-color2,#f6f8fa);border-radius:3px;"
     "font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,12px);"
     "line-height:1.35"
@@ -72,7 +72,7 @@ def render_change(
     if len(drawn) > FOLD_AFTER:
         rest = len(drawn) - FOLD_AFTER
         html += (
-            f'<details><summary style="cursor:pointer;{_HUNK}">… {rest} more diff lines'
+            f'<details><summary style="cursor:pointer;color:#888">… {rest} more diff lines'
             f"</summary>{''.join(drawn[FOLD_AFTER:])}</details>"
         )
     html = f'<div class="mewcode-diff" style="{_BOX}">{html}</div>' if rows else ""
@@ -126,17 +126,12 @@ def _hunk_header(row: Row) -> str:
 def _row_html(row: Row, old_html: list[str], new_html: list[str]) -> str:
     kind = row[0]
     if kind == "@":
-        return f'<div style="{_HUNK};padding:0 6px">{escape(_hunk_header(row))}</div>'
+        return f"<div{_HUNK}>{escape(_hunk_header(row))}</div>"
     if kind == "-":
-        code, style, mark = old_html[row[1]], _REMOVED, "−"
-    elif kind == "+":
-        code, style, mark = new_html[row[2]], _ADDED, "+"
-    else:
-        code, style, mark = new_html[row[2]], "", " "
-    return (
-        f'<div style="white-space:pre;padding:0 6px;{style}">'
-        f'<span style="{_MARK}">{mark}</span>{code or " "}</div>'
-    )
+        return f"<div{_REMOVED}>−{old_html[row[1]]}</div>"
+    if kind == "+":
+        return f"<div{_ADDED}>+{new_html[row[2]]}</div>"
+    return f"<div> {new_html[row[2]]}</div>"
 
 
 def _markdown(rows: list[Row], old: list[str], new: list[str]) -> str:
@@ -162,52 +157,85 @@ def _markdown(rows: list[Row], old: list[str], new: list[str]) -> str:
     return f"{fence}diff\n{body}\n{fence}"
 
 
+# Colours for a few token families (the rest stays plain), readable on light
+# and dark backgrounds; checked in order.
+_TOKEN_COLOURS = (
+    ("Comment", "color:#6a737d;font-style:italic"),
+    ("Literal.String", "color:#22863a"),
+    ("Literal.Number", "color:#1a73c8"),
+    ("Keyword", "color:#cf222e"),
+    ("Operator.Word", "color:#cf222e"),
+    ("Name.Builtin", "color:#8250df"),
+    ("Name.Function", "color:#8250df"),
+    ("Name.Class", "color:#8250df"),
+    ("Name.Decorator", "color:#8250df"),
+)
+
+
 def _highlight(path: str, text: str, n_lines: int) -> list[str]:
     """``text`` as HTML, one entry per line, coloured for ``path``'s language."""
     plain = [escape(line) for line in text.splitlines()]
     if not text or len(text) > _MAX_HIGHLIGHT:
         return plain
-    try:
-        from pygments import highlight
-    except ImportError:  # pragma: no cover - pygments comes with IPython
-        return plain
     lexer = _lexer_for(path)
     if lexer is None:
         return plain
-    coloured = highlight(text, lexer, _formatter()).split("\n")
+    coloured = _coloured_lines(lexer, text)
     if len(coloured) < n_lines:
         return plain
     return coloured[:n_lines]
 
 
+def _coloured_lines(lexer: Any, text: str) -> list[str]:
+    lines: list[list[tuple[str, str]]] = [[]]
+    for token_type, value in lexer.get_tokens(text):
+        style = _style_of(token_type)
+        for k, part in enumerate(value.split("\n")):
+            if k:
+                lines.append([])
+            if part:
+                line = lines[-1]
+                if line and line[-1][0] == style:
+                    line[-1] = (style, line[-1][1] + part)
+                else:
+                    line.append((style, part))
+    return [
+        "".join(f'<span style="{st}">{escape(v)}</span>' if st else escape(v) for st, v in line)
+        for line in lines
+    ]
+
+
+@lru_cache(maxsize=512)
+def _style_of(token_type: Any) -> str:
+    name = str(token_type).removeprefix("Token.")
+    for family, style in _TOKEN_COLOURS:
+        if name == family or name.startswith(family + "."):
+            return style
+    return ""
+
+
 @lru_cache(maxsize=64)
 def _lexer_for(path: str) -> Any:
-    from pygments.lexers import get_lexer_for_filename
-    from pygments.util import ClassNotFound
-
+    try:
+        from pygments.lexers import get_lexer_for_filename
+        from pygments.util import ClassNotFound
+    except ImportError:  # pragma: no cover - pygments comes with IPython
+        return None
     try:
         return get_lexer_for_filename(path, stripnl=False, stripall=False, ensurenl=True)
     except ClassNotFound:
         return None
 
 
-@lru_cache(maxsize=1)
-def _formatter() -> Any:
-    from pygments.formatters import HtmlFormatter
-
-    return HtmlFormatter(nowrap=True, noclasses=True, style="default")
-
-
 def highlight_code(code: str, language: str) -> str:
     """``code`` as coloured HTML for ``language`` (a Pygments lexer name)."""
     try:
-        from pygments import highlight
         from pygments.lexers import get_lexer_by_name
         from pygments.util import ClassNotFound
     except ImportError:  # pragma: no cover
         return escape(code)
     try:
-        lexer = get_lexer_by_name(language, stripnl=False)
+        lexer = get_lexer_by_name(language, stripnl=False, ensurenl=False)
     except ClassNotFound:
         return escape(code)
-    return highlight(code, lexer, _formatter()).rstrip("\n")
+    return "\n".join(_coloured_lines(lexer, code))
