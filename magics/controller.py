@@ -208,9 +208,7 @@ class AgentController:
                     warning=warning,
                     info=info,
                     started_at=started_at,
-                    starting=starting.hand_over()
-                    if starting is not None and _is_widget_renderer(renderer)
-                    else None,
+                    starting=starting.hand_over() if starting is not None else None,
                 )
             except MewcodeError as exc:  # e.g. the session file cannot be written
                 raise AgentCellError(str(exc)) from None
@@ -322,10 +320,6 @@ def _draws_live_widgets(shell: Any) -> bool:
     if not getattr(kernel, "_allow_stdin", False):
         return False
     return os.environ.get("MEWCODE_RENDERER", "widgets").strip().lower() in ("", "widgets")
-
-
-def _is_widget_renderer(renderer: Renderer) -> bool:
-    return type(renderer).__name__ == "WidgetRenderer"
 
 
 def _previous_session_note(root: Path) -> str | None:

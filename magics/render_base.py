@@ -29,9 +29,11 @@ class Renderer(Protocol):
         session_id: str | None,
         root: Path | None = None,
         started_at: float | None = None,
+        starting: str | None = None,
     ) -> None:
         """``root``: the project root (for previews of file changes); ``started_at``
-        (``time.monotonic()``): when the cell began."""
+        (``time.monotonic()``): when the cell began; ``starting``: the display id of
+        the cell's "starting…" line, for a renderer that keeps it up to date."""
         ...
 
     def on_event(self, event: AgentEvent) -> None:

@@ -115,6 +115,7 @@ class TextRenderer:
         session_id: str | None,
         root: Path | None = None,
         started_at: float | None = None,
+        starting: str | None = None,
     ) -> None:
         """Nothing is printed: the provider shows in notices only when it is a replay."""
 

@@ -134,7 +134,7 @@ class WidgetRenderer:
         session_id: str | None,
         root: Path | None = None,
         started_at: float | None = None,
-        starting: Any = None,
+        starting: str | None = None,
     ) -> None:
         """``started_at`` (this renderer's clock): when the cell began, for the
         footer's wall time; ``starting``: the handle of a "starting…" line the

@@ -150,7 +150,7 @@ async def drive_turn(
         session_id=session.session_id,
         root=session.root,
         started_at=started_at,
-        **({"starting": starting} if starting is not None else {}),
+        starting=starting,
     )
     if warning:
         renderer.on_event(Notice(level="warning", message=warning))
