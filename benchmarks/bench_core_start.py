@@ -4,12 +4,11 @@ A fresh ``python`` process runs README's example against a local scripted
 Anthropic-protocol server: ``open_session(root)`` then ``session.run(prompt)``
 until ``TurnDone``, then the script simply ends. Measured per run: process
 start to the first model request (arrival at the server), and the time the
-process takes to exit after the answer. Prints medians and the ratio of the
-first against ``--target`` seconds (default: half of the 1.56 s measured on
-the issue's machine is not portable, so give the "before" median of this
-machine, e.g. ``--target 1.0`` for a 2.0 s before).
+process takes to exit after the answer. With ``--baseline DIR`` (a checkout of
+older code) runs of this code and of that one alternate, and the paired ratios
+are printed too (alternating keeps them fair on a machine whose load drifts).
 
-    python benchmarks/bench_core_start.py [--runs N] [--target SECONDS]
+    python benchmarks/bench_core_start.py [--runs N] [--baseline OLD_CHECKOUT]
 """
 
 from __future__ import annotations
@@ -62,6 +61,7 @@ def one_run(server: TimedServer, root: Path, env: dict[str, str]) -> tuple[float
     proc = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(root)],
         env=env,
+        cwd=root,  # not this checkout: "-c" puts the working directory first on sys.path
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -77,7 +77,7 @@ def one_run(server: TimedServer, root: Path, env: dict[str, str]) -> tuple[float
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--target", type=float, default=None)
+    parser.add_argument("--baseline", default=None, help="PYTHONPATH of the code to compare with")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, TimedServer() as server:
         root = Path(tmp) / "project"
@@ -89,17 +89,27 @@ def main() -> int:
         env = scrubbed_env(HOME=str(Path(tmp) / "home"))
         if os.environ.get("PYTHONPATH"):
             env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-        one_run(server, root, env)  # warm the disk cache
-        firsts, exits = [], []
+        variants = {"this code": env}
+        if args.baseline:
+            variants["baseline"] = {**env, "PYTHONPATH": args.baseline}
+        results: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+        for variant_env in variants.values():
+            one_run(server, root, variant_env)  # warm the disk cache
         for _ in range(args.runs):
-            first, exit_after = one_run(server, root, env)
-            firsts.append(first)
-            exits.append(exit_after)
-    first_med, exit_med = statistics.median(firsts), statistics.median(exits)
-    print(f"process start -> first model request: median {first_med:.3f} s ({args.runs} runs)")
-    print(f"exit after the answer:               median {exit_med:.3f} s")
-    if args.target:
-        print(f"first request vs target {args.target:.3f} s: ratio {first_med / args.target:.2f}")
+            for name, variant_env in variants.items():
+                results[name].append(one_run(server, root, variant_env))
+    for name, runs in results.items():
+        first = statistics.median(r[0] for r in runs)
+        exit_after = statistics.median(r[1] for r in runs)
+        print(
+            f"{name:9}  start -> first request: median {first:.3f} s   "
+            f"exit after the answer: median {exit_after:.3f} s   ({args.runs} runs)"
+        )
+    if args.baseline:
+        mine, base = results["this code"], results["baseline"]
+        for i, what in enumerate(("start -> first request", "exit after the answer")):
+            ratio = statistics.median(m[i] / b[i] for m, b in zip(mine, base, strict=True))
+            print(f"paired ratio this/baseline, {what}: median {ratio:.2f}")
     return 0
 
 

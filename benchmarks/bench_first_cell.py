@@ -5,8 +5,10 @@ server and runs ``%%agent`` with ``allow_stdin`` (the live widget renderer),
 either at once when the kernel is ready or after ``--idle`` seconds (the time
 a person takes to type the first prompt). Prints medians of: execute to the
 first visible output, to the first answer text, and to the end of the cell.
+With ``--baseline DIR`` (a checkout of older code, given to that kernel as
+``PYTHONPATH``) runs of both alternate.
 
-    python benchmarks/bench_first_cell.py [--runs N] [--idle SECONDS]
+    python benchmarks/bench_first_cell.py [--runs N] [--idle SECONDS] [--baseline OLD_CHECKOUT]
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--idle", type=float, default=0.0)
+    parser.add_argument("--baseline", default=None, help="PYTHONPATH of the code to compare with")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, ScriptedServer() as server:
         tmp_path = Path(tmp)
@@ -75,14 +78,24 @@ def main() -> int:
         env = scrubbed_env(HOME=str(tmp_path / "home"))
         if os.environ.get("PYTHONPATH"):
             env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-        one_run(root, env, server, 0.0)  # warm the disk cache
-        runs = [one_run(root, env, server, args.idle) for _ in range(args.runs)]
+        variants = {"this code": env}
+        if args.baseline:
+            variants["baseline"] = {**env, "PYTHONPATH": args.baseline}
+        for variant_env in variants.values():
+            one_run(root, variant_env, server, 0.0)  # warm the disk cache
+        results: dict[str, list[list[float]]] = {name: [] for name in variants}
+        for _ in range(args.runs):
+            for name, variant_env in variants.items():
+                results[name].append(one_run(root, variant_env, server, args.idle))
     names = ("first visible output", "first answer text", "cell done")
     print(
         f"first agent cell of a fresh kernel, run {args.idle:g} s after ready ({args.runs} runs):"
     )
-    for i, name in enumerate(names):
-        print(f"  {name:22} median {statistics.median(r[i] for r in runs):.3f} s")
+    for name, runs in results.items():
+        cells = "   ".join(
+            f"{what} {statistics.median(r[i] for r in runs):.3f} s" for i, what in enumerate(names)
+        )
+        print(f"  {name:9}  {cells}")
     return 0
 
 

@@ -90,3 +90,22 @@ def test_the_provider_sdk_in_use_is_imported_in_the_background_once_ready(
             "True",
             "['anthropic', 'magics.render_widgets', 'mewcode_kernel.core']\n",
         ]  # only the provider in use: no openai
+
+
+def test_after_a_restart_the_first_turn_names_the_session_left_behind(
+    tmp_path: Path, jupyter_path: Path, server: ScriptedServer
+) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / ".mewcode.yaml").write_text(CONFIG.format(url=server.base_url))
+    server.add(reply(text="First."), reply(text="Second."), reply(text="Third."))
+    with running_kernel(root, kernel_env(tmp_path / "home")) as kernel:
+        cell = kernel.ok("%%agent\nOne.", allow_stdin=True)
+        before = cell.provenance[0]["session_id"]
+        assert "new session (previous" not in cell.raw  # nothing was left behind
+    with running_kernel(root, kernel_env(tmp_path / "home")) as kernel:  # the "restart"
+        cell = kernel.ok("%%agent\nTwo.", allow_stdin=True)
+        assert f"new session (previous: {before}, /resume to continue)" in cell.raw
+        assert cell.provenance[0]["session_id"] != before
+        again = kernel.ok("%%agent\nThree.", allow_stdin=True)
+        assert "new session (previous" not in again.raw  # said once
