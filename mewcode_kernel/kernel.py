@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType, ModuleType
@@ -51,6 +52,9 @@ class MewcodeKernel(IPythonKernel):
         super().__init__(**kwargs)
         self._interrupt: ModuleType | None = None
         self._executing: dict[str, Any] | None = None
+        # A subshell's thread reads _executing and publishes "busy" under this lock,
+        # so that "busy" can never follow the finished cell's "idle".
+        self._executing_lock = threading.Lock()
         self._warming: Any = None
         try:
             from magics import interrupt
@@ -76,7 +80,8 @@ class MewcodeKernel(IPythonKernel):
         try:
             await super().execute_request(stream, ident, parent)
         finally:
-            self._executing = None
+            with self._executing_lock:
+                self._executing = None
 
     async def dispatch_shell(
         self, msg: Any, /, subshell_id: str | None = None, *, concurrent: bool = False
@@ -84,10 +89,11 @@ class MewcodeKernel(IPythonKernel):
         header = self._comm_header(msg) if concurrent else None
         if header is None:
             await super().dispatch_shell(msg, subshell_id=subshell_id, concurrent=concurrent)
-            running = self._executing
-            if subshell_id is not None and running is not None:
+            if subshell_id is not None:
                 # a subshell's idle must not make the running cell look finished
-                self._publish_status("busy", "shell", parent=running)
+                with self._executing_lock:
+                    if self._executing is not None:
+                        self._publish_status("busy", "shell", parent=self._executing)
             return
         parent = {"header": header}
         self._publish_status("busy", "shell", parent=parent)
