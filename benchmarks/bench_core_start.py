@@ -14,7 +14,6 @@ are printed too (alternating keeps them fair on a machine whose load drifts).
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
@@ -23,7 +22,8 @@ import threading
 import time
 from pathlib import Path
 
-from mewcode_kernel.testing import scrubbed_env
+from _project import bench_env, scripted_project
+
 from mewcode_kernel.testing.wire import ScriptedServer, reply
 
 CHILD = """
@@ -80,15 +80,8 @@ def main() -> int:
     parser.add_argument("--baseline", default=None, help="PYTHONPATH of the code to compare with")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, TimedServer() as server:
-        root = Path(tmp) / "project"
-        root.mkdir()
-        (root / ".mewcode.yaml").write_text(
-            "default_provider: local\nproviders:\n  local:\n    protocol: anthropic\n"
-            f"    model: test-model\n    base_url: {server.base_url}\n    api_key: sk-test\n"
-        )
-        env = scrubbed_env(HOME=str(Path(tmp) / "home"))
-        if os.environ.get("PYTHONPATH"):
-            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        root = scripted_project(Path(tmp), server.base_url)
+        env = bench_env(Path(tmp))
         variants = {"this code": env}
         if args.baseline:
             variants["baseline"] = {**env, "PYTHONPATH": args.baseline}

@@ -21,9 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from _project import bench_env, scripted_project
 from jupyter_client.manager import KernelManager
 
-from mewcode_kernel.testing import install_kernelspec, scrubbed_env
+from mewcode_kernel.testing import install_kernelspec
 from mewcode_kernel.testing.wire import ScriptedServer, reply
 
 ANSWER = "Hello from the scripted model."
@@ -69,15 +70,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp, ScriptedServer() as server:
         tmp_path = Path(tmp)
         os.environ["JUPYTER_PATH"] = str(install_kernelspec(tmp_path / "prefix"))
-        root = tmp_path / "project"
-        root.mkdir()
-        (root / ".mewcode.yaml").write_text(
-            "default_provider: local\nproviders:\n  local:\n    protocol: anthropic\n"
-            f"    model: test-model\n    base_url: {server.base_url}\n    api_key: sk-test\n"
-        )
-        env = scrubbed_env(HOME=str(tmp_path / "home"))
-        if os.environ.get("PYTHONPATH"):
-            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        root = scripted_project(tmp_path, server.base_url)
+        env = bench_env(tmp_path)
         variants = {"this code": env}
         if args.baseline:
             variants["baseline"] = {**env, "PYTHONPATH": args.baseline}

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from _project import bench_env, scripted_project
 from jupyter_client.manager import KernelManager
 
-from mewcode_kernel.testing import install_kernelspec, scrubbed_env
+from mewcode_kernel.testing import install_kernelspec
 from mewcode_kernel.testing.outputs import CellOutputs
 from mewcode_kernel.testing.wire import ScriptedServer, reply
 
@@ -79,15 +80,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp, ScriptedServer(script) as server:
         tmp_path = Path(tmp)
         os.environ["JUPYTER_PATH"] = str(install_kernelspec(tmp_path / "prefix"))
-        root = tmp_path / "project"
-        root.mkdir()
-        (root / ".mewcode.yaml").write_text(
-            "default_provider: local\nproviders:\n  local:\n    protocol: anthropic\n"
-            f"    model: test-model\n    base_url: {server.base_url}\n    api_key: sk-test\n"
-        )
-        env = scrubbed_env(HOME=str(tmp_path / "home"))
-        if args.kernel_path:
-            env["PYTHONPATH"] = args.kernel_path
+        root = scripted_project(tmp_path, server.base_url)
+        env = bench_env(tmp_path, args.kernel_path)
         km = KernelManager(kernel_name="mewcode")
         km.start_kernel(cwd=str(root), env=env)
         kc = km.client()

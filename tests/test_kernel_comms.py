@@ -38,6 +38,14 @@ def _next(kernel: Kernel, deadline: float) -> dict[str, Any]:
     raise TimeoutError("no iopub message in time")
 
 
+def _model_id(kernel: Kernel, deadline: float) -> str:
+    """The widget's model id, as the waiting cell prints it."""
+    while True:
+        msg = _next(kernel, deadline)
+        if msg["msg_type"] == "stream" and msg["content"]["text"].startswith("model "):
+            return msg["content"]["text"].split()[1]
+
+
 def _status(msg: dict[str, Any], state: str, parent: str) -> bool:
     return (
         msg["msg_type"] == "status"
@@ -49,11 +57,7 @@ def _status(msg: dict[str, Any], state: str, parent: str) -> bool:
 def test_every_keystroke_reaches_an_awaiting_cell(kernel: Kernel) -> None:
     cell_id = kernel.execute(WAITING_CELL, allow_stdin=True)
     deadline = time.monotonic() + 30
-    model_id = None
-    while model_id is None:
-        msg = _next(kernel, deadline)
-        if msg["msg_type"] == "stream" and msg["content"]["text"].startswith("model "):
-            model_id = msg["content"]["text"].split()[1]
+    model_id = _model_id(kernel, deadline)
     text = "never delete source files"
     statuses: list[tuple[str, str]] = []  # (state, parent msg type) after the first key
     for i in range(1, len(text) + 1):
@@ -90,11 +94,7 @@ def test_a_subshells_idle_is_followed_by_the_running_cells_busy(kernel: Kernel) 
     subshell = reply["content"]["subshell_id"]
     cell_id = kernel.execute(WAITING_CELL.replace("never delete source files", "done"))
     deadline = time.monotonic() + 30
-    model_id = None
-    while model_id is None:
-        msg = _next(kernel, deadline)
-        if msg["msg_type"] == "stream" and msg["content"]["text"].startswith("model "):
-            model_id = msg["content"]["text"].split()[1]
+    model_id = _model_id(kernel, deadline)
     # Like JupyterLab: the first message reaches the main shell (the comm was made
     # there); the kernel's echo, sent under that message, ties the comm to the
     # subshell, so the second one is handled on the subshell's thread.

@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from mewcode_kernel.testing.wire import ScriptedServer, reply
 from tests._kernel import jupyter_path, kernel_env, running_kernel, server  # noqa: F401
 
@@ -21,16 +23,22 @@ CONFIG = (
 )
 
 
+@pytest.fixture
+def root(tmp_path: Path, server: ScriptedServer) -> Path:
+    """A project whose default provider is the scripted server."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".mewcode.yaml").write_text(CONFIG.format(url=server.base_url))
+    return project
+
+
 def _plain(msg: dict[str, Any]) -> str:
     return msg["content"].get("data", {}).get("text/plain", "")
 
 
 def test_the_first_cell_shows_starting_at_once_and_reports_its_wall_time(
-    tmp_path: Path, jupyter_path: Path, server: ScriptedServer
+    root: Path, tmp_path: Path, jupyter_path: Path, server: ScriptedServer
 ) -> None:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / ".mewcode.yaml").write_text(CONFIG.format(url=server.base_url))
     server.add(reply(text="Hello there."))
     with running_kernel(root, kernel_env(tmp_path / "home")) as kernel:
         msg_id = kernel.execute("%%agent\nSay hello.", allow_stdin=True)
@@ -72,11 +80,8 @@ def test_the_first_cell_shows_starting_at_once_and_reports_its_wall_time(
 
 
 def test_the_provider_sdk_in_use_is_imported_in_the_background_once_ready(
-    tmp_path: Path, jupyter_path: Path, server: ScriptedServer
+    root: Path, tmp_path: Path, jupyter_path: Path, server: ScriptedServer
 ) -> None:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / ".mewcode.yaml").write_text(CONFIG.format(url=server.base_url))
     with running_kernel(root, kernel_env(tmp_path / "home")) as kernel:
         check = kernel.ok(  # no agent cell has run
             "import sys\nfrom IPython import get_ipython\n"
@@ -93,11 +98,8 @@ def test_the_provider_sdk_in_use_is_imported_in_the_background_once_ready(
 
 
 def test_after_a_restart_the_first_turn_names_the_session_left_behind(
-    tmp_path: Path, jupyter_path: Path, server: ScriptedServer
+    root: Path, tmp_path: Path, jupyter_path: Path, server: ScriptedServer
 ) -> None:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / ".mewcode.yaml").write_text(CONFIG.format(url=server.base_url))
     server.add(reply(text="First."), reply(text="Second."), reply(text="Third."))
     with running_kernel(root, kernel_env(tmp_path / "home")) as kernel:
         cell = kernel.ok("%%agent\nOne.", allow_stdin=True)
