@@ -116,7 +116,11 @@ class AgentController:
                 self.session = None  # its config may have been fixed since: read it again
         if self.session is None:
             # Importing the core and the provider SDK can take seconds on a cold
-            # kernel: done in a thread so the "starting…" line keeps ticking.
+            # kernel: done off the loop so the "starting…" line keeps ticking,
+            # after the kernel's warm-up (if still running) has done most of it.
+            from .warmup import finished
+
+            await finished()
             self.session = await asyncio.to_thread(self._open)
         session = self._foreground_session(options)
         if call.command is not None:

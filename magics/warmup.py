@@ -4,20 +4,23 @@ Started by the ``mewcode`` kernel once it has answered its first
 ``kernel_info_request`` (so kernel start-up itself stays as fast as a plain
 IPython kernel): imports the agent core, the widget renderer and the SDK of
 the provider the project's config would use, which otherwise the first cell
-would wait for. A cell run meanwhile simply finds some modules imported
-already (Python's import locks make concurrent imports safe).
+would wait for. An agent cell run meanwhile waits for it (``finished``)
+rather than importing the same packages on a second thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
 from pathlib import Path
 
-__all__ = ["start_warm_up", "warm_up"]
+__all__ = ["WAIT_LIMIT", "finished", "start_warm_up", "warm_up"]
 
 log = logging.getLogger(__name__)
+
+_running: threading.Thread | None = None
 
 
 def warm_up(root: Path) -> list[str]:
@@ -53,6 +56,19 @@ def start_warm_up(root: Path | None = None) -> threading.Thread:
         except Exception:  # a warm-up is an optimisation: never an error
             log.debug("MewCode warm-up failed", exc_info=True)
 
+    global _running
     thread = threading.Thread(target=run, name="mewcode-warm-up", daemon=True)
     thread.start()
+    _running = thread
     return thread
+
+
+#: The longest an agent cell waits for the warm-up before importing by itself.
+WAIT_LIMIT = 120.0
+
+
+async def finished() -> None:
+    """Wait (without blocking the loop) until a running warm-up is over."""
+    thread = _running
+    if thread is not None and thread.is_alive():
+        await asyncio.to_thread(thread.join, WAIT_LIMIT)
