@@ -55,7 +55,7 @@ class MewcodeKernel(IPythonKernel):
         # A subshell's thread reads _executing and publishes "busy" under this lock,
         # so that "busy" can never follow the finished cell's "idle".
         self._executing_lock = threading.Lock()
-        self._warming: Any = None
+        self._warming: threading.Thread | None = None
         try:
             from magics import interrupt
 
