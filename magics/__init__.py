@@ -21,22 +21,29 @@ def load_ipython_extension(ipython: Any) -> None:
     """Register the magics and the agent-cell transformer (idempotent)."""
     from .controller import controller_for
     from .magic import AgentMagics
-    from .transformer import agent_cell_transformer
+    from .transformer import agent_cell_transformer, slash_cell_transformer
 
     ipython.register_magics(AgentMagics)
     cleanup = ipython.input_transformers_cleanup
     if agent_cell_transformer not in cleanup:
         cleanup.append(agent_cell_transformer)
+    kernel = getattr(ipython, "kernel", None)
+    if (
+        getattr(kernel, "implementation", None) == "mewcode"
+        and slash_cell_transformer not in cleanup
+    ):
+        cleanup.append(slash_cell_transformer)  # "/help" cells: the mewcode kernel's promise
     controller_for(ipython)  # fixes the project root: the working directory now
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     """Remove the transformer; the magics stay registered until the shell ends."""
-    from .transformer import agent_cell_transformer
+    from .transformer import agent_cell_transformer, slash_cell_transformer
 
     cleanup = ipython.input_transformers_cleanup
-    while agent_cell_transformer in cleanup:
-        cleanup.remove(agent_cell_transformer)
+    for transformer in (agent_cell_transformer, slash_cell_transformer):
+        while transformer in cleanup:
+            cleanup.remove(transformer)
 
 
 async def wait_background(shell: Any = None) -> None:

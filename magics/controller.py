@@ -14,6 +14,9 @@ imported by the first agent cell.
 
 from __future__ import annotations
 
+import asyncio
+import os
+import time
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -25,6 +28,7 @@ from IPython.core.error import UsageError
 
 from .errors import AgentCellError, AgentInterrupted, AgentUsageError
 from .options import AgentCall, AgentOptions, parse_cell
+from .starting import StartingLine
 
 if TYPE_CHECKING:
     from mewcode_kernel.core import AgentSession
@@ -53,8 +57,9 @@ def controller_for(shell: Any) -> AgentController:
 
 async def run_cell(shell: Any, line: str, cell: str | None) -> None:
     """Run one agent cell: ``%%agent LINE`` + ``cell``, or ``%agent LINE`` (``cell`` None)."""
+    started_at = time.monotonic()
     try:
-        await controller_for(shell).run(line, cell)
+        await controller_for(shell).run(line, cell, started_at=started_at)
     except UsageError as exc:
         raise AgentUsageError(str(exc)) from None
 
@@ -79,25 +84,55 @@ class AgentController:
         self.session: AgentSession | None = None
         self._tasks: TaskManager | None = None
         self._boards: TaskBoards | None = None
+        #: Said once by the first live turn: the session a restart left behind.
+        self._previous_note: str | None = None
+        self._first_open = True
 
     # --- one cell ------------------------------------------------------------------
 
-    async def run(self, line: str, cell: str | None) -> None:
+    async def run(self, line: str, cell: str | None, *, started_at: float | None = None) -> None:
         call = parse_cell(line, cell, self.shell.user_ns)
+        options = call.options
+        starting = None
+        if call.command is None and not options.background:
+            if _draws_live_widgets(self.shell):
+                starting = StartingLine(started_at).show()
+        try:
+            await self._run(call, starting, started_at)
+        finally:
+            if starting is not None:
+                starting.clear()
+
+    async def _run(
+        self, call: AgentCall, starting: StartingLine | None, started_at: float | None
+    ) -> None:
         options = call.options
         if options.background:
             if call.command is not None:
                 raise UsageError("--background runs a prompt, not a slash command")
             await self._start_background(call)
             return
+        if self.session is not None and self.session.session_id is None:
+            if _unavailable_reason(self.session) is not None:
+                self.session = None  # its config may have been fixed since: read it again
+        if self.session is None:
+            # Importing the core and the provider SDK can take seconds on a cold
+            # kernel: done off the loop so the "starting…" line keeps ticking,
+            # after the kernel's warm-up (if still running) has done most of it.
+            from .warmup import finished
+
+            await finished()
+            self._adopt(await asyncio.to_thread(self._open, tasks=self.tasks, foreground=True))
         session = await self._foreground_session(options)
         if call.command is not None:
             await self._run_command(session, call)
         else:
-            await self._run_turn(session, call)
+            await self._run_turn(session, call, starting=starting, started_at=started_at)
 
     async def _foreground_session(self, options: AgentOptions) -> AgentSession:
         session = self._session()
+        if options.new or options.resume:
+            self._previous_note = None
         if options.new:
             await session.new()
         elif options.resume:
@@ -112,18 +147,29 @@ class AgentController:
 
     def _session(self) -> AgentSession:
         if self.session is None:
-            self.session = self._open(tasks=self.tasks)
-            self.tasks.max_running = self.session.config.tasks.max_running
+            self._adopt(self._open(tasks=self.tasks, foreground=True))
+        assert self.session is not None
         return self.session
 
-    def _open(self, **kwargs: Any) -> AgentSession:
+    def _adopt(self, session: AgentSession) -> None:
+        """Make ``session`` the one consecutive cells continue."""
+        self.session = session
+        self.tasks.max_running = session.config.tasks.max_running
+
+    def _open(self, *, foreground: bool = False, **kwargs: Any) -> AgentSession:
+        """A new session (``foreground``: the one cells continue; the first of
+        those notes the session a kernel restart left behind)."""
         from mewcode_kernel.core import open_session
         from mewcode_kernel.core.errors import MewcodeError
 
         try:
-            return open_session(self.start_dir, **kwargs)
+            session = open_session(self.start_dir, **kwargs)
         except (MewcodeError, ValueError) as exc:
             raise AgentCellError(str(exc)) from None
+        if self._first_open and foreground:
+            self._first_open = False
+            self._previous_note = _previous_session_note(session.root)
+        return session
 
     # --- slash commands ------------------------------------------------------------
 
@@ -152,13 +198,26 @@ class AgentController:
 
     # --- turns ---------------------------------------------------------------------
 
-    async def _run_turn(self, session: AgentSession, call: AgentCall) -> None:
+    async def _run_turn(
+        self,
+        session: AgentSession,
+        call: AgentCall,
+        *,
+        starting: StartingLine | None = None,
+        started_at: float | None = None,
+    ) -> None:
         from mewcode_kernel.core.errors import MewcodeError
 
         from .turn import drive_turn
 
         renderer, warning = self._attach_renderer(session, background=False)
+        info = None
+        if renderer.interactive and self._previous_note and session.session_id is None:
+            info, self._previous_note = self._previous_note, None
         async with _cell_overrides(session, call.options):
+            reason = _unavailable_reason(session)
+            if reason is not None:
+                raise AgentCellError(reason)
             try:
                 with self.boards.watch(enabled=renderer.shows_widgets):
                     outcome = await drive_turn(
@@ -167,6 +226,9 @@ class AgentController:
                         renderer,
                         max_turns=call.options.max_turns,
                         warning=warning,
+                        info=info,
+                        started_at=started_at,
+                        starting=starting.hand_over() if starting is not None else None,
                     )
             except MewcodeError as exc:  # e.g. the session file cannot be written
                 raise AgentCellError(str(exc)) from None
@@ -295,6 +357,37 @@ class AgentController:
         """Wait until every background turn (queued ones included) has finished."""
         if self._tasks is not None:
             await self._tasks.wait()
+
+
+def _unavailable_reason(session: AgentSession) -> str | None:
+    """Why the session's provider cannot be used (e.g. its key is not set), or None."""
+    from mewcode_kernel.core.providers.unavailable import UnavailableProvider
+
+    provider = session.provider
+    return provider.problem if isinstance(provider, UnavailableProvider) else None
+
+
+def _draws_live_widgets(shell: Any) -> bool:
+    """Whether this cell will be drawn by the live widget renderer (a person at a
+    front end that allowed stdin, widgets not turned off)."""
+    kernel = getattr(shell, "kernel", None)
+    if not getattr(kernel, "_allow_stdin", False):
+        return False
+    return os.environ.get("MEWCODE_RENDERER", "widgets").strip().lower() in ("", "widgets")
+
+
+def _previous_session_note(root: Path) -> str | None:
+    """``new session (previous: <id>, /resume to continue)`` when the project
+    has a stored session (e.g. the kernel was restarted), else ``None``."""
+    from mewcode_kernel.core.session import list_sessions
+
+    try:
+        latest = next(iter(list_sessions(root)), None)
+    except OSError:
+        return None
+    if latest is None:
+        return None
+    return f"new session (previous: {latest.id}, /resume to continue)"
 
 
 @asynccontextmanager

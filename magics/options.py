@@ -9,6 +9,7 @@ IPython does for magics; prompts are taken literally.
 
 from __future__ import annotations
 
+import argparse
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +38,8 @@ _WORD = re.compile(r"\S+")
 )
 @argument("--new", action="store_true", help="Start a new session.")
 @argument("--resume", metavar="SESSION_ID", help="Continue a stored session (an id prefix works).")
-@argument("--agent", metavar="NAME", help="Run the turn as this subagent definition.")
+# Hidden (help=SUPPRESS) until subagent definitions land; the controller refuses it.
+@argument("--agent", metavar="NAME", help=argparse.SUPPRESS)
 @argument("--max-turns", metavar="N", type=int, help="Stop after N model requests.")
 @argument(
     "--background",

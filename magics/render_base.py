@@ -8,6 +8,7 @@ One ``Renderer`` per agent cell. The controller feeds it every ``AgentEvent``
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol
 
 from mewcode_kernel.core.commands import CommandResult
@@ -33,9 +34,15 @@ class Renderer(Protocol):
         provider_label: str,
         session_id: str | None,
         tools: ToolLookup | None = None,
+        root: Path | None = None,
+        started_at: float | None = None,
+        starting: str | None = None,
     ) -> None:
-        """Begin drawing a turn; ``tools`` finds a tool's metadata by name (what a
-        row shows)."""
+        """Begin drawing a turn. ``tools`` finds a tool's metadata by name (what a
+        row shows); ``root``: the project root (for previews of file changes);
+        ``started_at`` (``time.monotonic()``): when the cell began; ``starting``:
+        the display id of the cell's "starting…" line, for a renderer that keeps
+        it up to date."""
         ...
 
     def on_event(self, event: AgentEvent) -> None:

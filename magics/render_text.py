@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from mewcode_kernel.core.commands import CommandResult
@@ -120,6 +121,9 @@ class TextRenderer:
         provider_label: str,
         session_id: str | None,
         tools: ToolLookup | None = None,
+        root: Path | None = None,
+        started_at: float | None = None,
+        starting: str | None = None,
     ) -> None:
         """Nothing is printed: the provider shows in notices only when it is a replay."""
         self._tools = tools

@@ -25,6 +25,7 @@ import asyncio
 import contextvars
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from mewcode_kernel.core.commands import CommandResult
@@ -48,9 +49,10 @@ from mewcode_kernel.core.events import (
 from mewcode_kernel.core.messages import ToolUseBlock
 from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
 
+from ._live.call_view import change_of
 from ._live.card import ApprovalCard, card_with_answer
 from ._live.coalesce import Paintable, Painter
-from ._live.fmt import COLORS, duration, key_argument
+from ._live.fmt import COLORS, duration, key_argument, whole_seconds
 from ._live.lines import error_bundle, footer_bundle, line_bundle
 from ._live.parts import AnswerStream, Line, TextPart, ThinkingPart, ToolRow, WidgetPart
 from ._live.surface import BoxSurface, CellSurface, Surface
@@ -60,6 +62,8 @@ __all__ = ["WidgetRenderer"]
 
 #: How long one slice of waiting for a click lasts (see the module docstring).
 ASK_SLICE = 0.25
+#: How often running times ("starting… 2 s", a running tool) are redrawn.
+TICK = 0.5
 
 _NOTICE_COLOR = {"info": COLORS["muted"], "warning": COLORS["warn"], "error": COLORS["error"]}
 _NOTICE_GLYPH = {"info": "ℹ", "warning": "⚠", "error": "✗"}
@@ -105,6 +109,11 @@ class WidgetRenderer:
         self._cards: dict[str, ApprovalCard] = {}
         self._round_answers: list[AnswerStream] = []
         self._round_rows: list[ToolRow] = []
+        self._widget_parts: list[WidgetPart | ThinkingPart] = []
+        self._root: Path | None = None
+        self._starting: Line | None = None
+        self._ticker: asyncio.TimerHandle | None = None
+        self._context: contextvars.Context | None = None
         self._finished = False
         self._tools: ToolLookup | None = None
 
@@ -125,34 +134,53 @@ class WidgetRenderer:
         provider_label: str,
         session_id: str | None,
         tools: ToolLookup | None = None,
+        root: Path | None = None,
+        started_at: float | None = None,
+        starting: str | None = None,
     ) -> None:
+        """``tools`` finds a tool's metadata by name; ``started_at`` (this
+        renderer's clock): when the cell began, for the footer's wall time;
+        ``starting``: the handle of a "starting…" line the controller already
+        shows, kept ticking here until the first output."""
         self._tools = tools
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
+        self._context = contextvars.copy_context()
         self._painter = Painter(
             loop=loop,
-            context=contextvars.copy_context(),
+            context=self._context,
             interval=self._interval,
             budget=self._budget,
             clock=self._clock,
         )
-        self._started_at = self._clock()
+        self._started_at = self._clock() if started_at is None else started_at
         self._label = provider_label
         self._session_id = session_id
+        self._root = root
+        self._starting = Line(self._surface, self._starting_bundle())
+        if starting is not None:
+            self._starting.adopt(starting)
+        self._mark(self._starting)
+        self._schedule_tick()
 
     def on_event(self, event: AgentEvent) -> None:
         if not self._finished:
+            if event.kind not in ("notice", "model_request_started"):
+                self._first_output()
             dispatch(self, event)
 
     async def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
-        card, answered = card_with_answer(request)
-        self._cards[request.call.id] = card
         row = self._rows.get(request.call.id)
+        change = row.change if row is not None else None
+        card, answered = card_with_answer(request, root=self._root, change=change)
+        self._cards[request.call.id] = card
         if row is not None:
             self._set_row(row, state="asking")
-        self._add(WidgetPart(self._surface, card.widget))
+        part = WidgetPart(self._surface, card.widget, card.static_bundle)
+        self._widget_parts.append(part)
+        self._add(part)
         self.painter.flush()
         try:
             while not answered.done():
@@ -187,6 +215,8 @@ class WidgetRenderer:
     ) -> None:
         if self._finished:
             return
+        self._stop_ticking()
+        self._first_output()
         self._end_text()
         self._end_thinking()
         for row in self._rows.values():
@@ -206,6 +236,11 @@ class WidgetRenderer:
                 session_id=self._session_id or (metadata or {}).get("session_id"),
             )
             self._add(Line(self._surface, footer, {"mewcode": metadata} if metadata else None))
+        self.painter.flush()
+        # Widgets give way to their final state as plain HTML/Markdown, so the
+        # saved notebook reads without a kernel (no "model not found").
+        for part in self._widget_parts:
+            part.finalize()
         self.painter.close()
         self._finished = True
 
@@ -225,6 +260,7 @@ class WidgetRenderer:
     def on_thinking_delta(self, event: ThinkingDelta) -> None:
         if self._thinking is None:
             self._thinking = ThinkingPart(self._surface, self._clock)
+            self._widget_parts.append(self._thinking)
             self._add(self._thinking, keep_thinking=True)
         self._thinking.feed(event.text)
         self._mark(self._thinking)
@@ -255,7 +291,13 @@ class WidgetRenderer:
             self.on_text_delta(TextDelta(text=message.text))  # the provider did not stream
         self._end_text()
         for call in message.tool_uses:
-            self._set_row(self._row(call.id, call.name), input=call.input)
+            row = self._row(call.id, call.name)
+            if row.tool is not None and row.tool.preview is not None and row.change is None:
+                try:  # read before the call runs: this is the "before" of the diff
+                    row.change = change_of(row.tool, call, self._root)
+                except Exception:  # a preview must never break the turn
+                    row.change = None
+            self._set_row(row, input=call.input)
 
     def on_permission_decided(self, event: PermissionDecided) -> None:
         row = self._call_row(event.call)
@@ -287,7 +329,10 @@ class WidgetRenderer:
             card.rules_added(event.rules_added)
 
     def on_tool_started(self, event: ToolStarted) -> None:
-        self._set_row(self._call_row(event.call), state="running")
+        row = self._call_row(event.call)
+        row.started_at, row.now = self._clock(), self._clock
+        self._set_row(row, state="running")
+        self._schedule_tick()
 
     def on_tool_progress(self, event: ToolProgress) -> None:
         row = self._call_row(event.call)
@@ -322,6 +367,49 @@ class WidgetRenderer:
     def on_notice(self, event: Notice) -> None:
         text = f"{_NOTICE_GLYPH[event.level]} {event.message}"
         self._add(Line(self._surface, line_bundle(text, _NOTICE_COLOR[event.level])))
+
+    # --- running times -----------------------------------------------------------
+
+    def _starting_bundle(self) -> dict[str, str]:
+        text = f"⧗ starting… {whole_seconds(self._clock() - self._started_at)}"
+        return line_bundle(text, COLORS["muted"])
+
+    def _first_output(self) -> None:
+        """The first thing the turn shows replaces the "starting…" line."""
+        if self._starting is not None:
+            self._starting.content = {"text/plain": ""}
+            self._mark(self._starting)
+            self._starting = None
+
+    def _schedule_tick(self) -> None:
+        if self._ticker is not None or self._finished:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._ticker = loop.call_later(TICK, self._tick, context=self._context)
+
+    def _tick(self) -> None:
+        self._ticker = None
+        if self._finished:
+            return
+        ticking = False
+        if self._starting is not None:
+            self._starting.content = self._starting_bundle()
+            self._mark(self._starting)
+            ticking = True
+        for row in self._rows.values():
+            if row.state == "running":
+                self._mark(row)
+                ticking = True
+        if ticking:
+            self._schedule_tick()
+
+    def _stop_ticking(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
 
     # --- helpers ---------------------------------------------------------------
 

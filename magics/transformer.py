@@ -11,16 +11,22 @@ with its autoawait machinery::
 
 ``%%agent?`` / ``%agent?`` (help) and cells that merely mention the magic
 further down are left alone.
+
+In the ``mewcode`` kernel a cell whose first line is a slash command
+(``/help``, ``/cost``, ``/resume 2026``...) is the same as ``%%agent`` + that
+cell (``slash_cell_transformer``); without it IPython would read ``/help`` as
+its autocall syntax and open Python's ``help()``.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["agent_cell_transformer", "rewrite"]
+__all__ = ["agent_cell_transformer", "rewrite", "rewrite_slash", "slash_cell_transformer"]
 
 _CELL = re.compile(r"^%%agent(?=\s|$)(?P<line>[^\n]*)\n?(?P<body>.*)\Z", re.DOTALL)
 _LINE = re.compile(r"^%agent(?=\s|$)(?P<line>[^\n]*)\n?(?P<rest>.*)\Z", re.DOTALL)
+_SLASH = re.compile(r"^/[A-Za-z][\w.:-]*(?=\s|$)")
 _CALL = (
     'await __import__("magics.controller", fromlist=["run_cell"])'
     '.run_cell(__import__("IPython").get_ipython(), {line!r}, {body!r})\n'
@@ -43,4 +49,19 @@ def agent_cell_transformer(lines: list[str]) -> list[str]:
     if not lines or not lines[0].startswith("%"):
         return lines
     rewritten = rewrite("".join(lines))
+    return lines if rewritten is None else [rewritten]
+
+
+def rewrite_slash(cell: str) -> str | None:
+    """The awaited call for a cell whose first line is a slash command, else ``None``."""
+    if _SLASH.match(cell) is None:
+        return None
+    return _CALL.format(line="", body=cell)
+
+
+def slash_cell_transformer(lines: list[str]) -> list[str]:
+    """A cleanup transformer registered in the ``mewcode`` kernel only."""
+    if not lines or not lines[0].startswith("/"):
+        return lines
+    rewritten = rewrite_slash("".join(lines))
     return lines if rewritten is None else [rewritten]

@@ -131,10 +131,16 @@ async def drive_turn(
     max_turns: int | None = None,
     foreground: bool = True,
     warning: str | None = None,
+    info: str | None = None,
+    started_at: float | None = None,
+    starting: str | None = None,
 ) -> TurnOutcome:
     """Run one turn, feeding ``renderer``; always ends with ``renderer.finish``.
 
-    The turn runs as its own task. In the foreground it is registered for
+    ``started_at`` (``time.monotonic()``): when the cell began, so the footer
+    shows the cell's wall time; ``starting``: the display id of the cell's
+    "starting…" line, which a widget renderer takes over; ``info``: a notice
+    shown first (e.g. the session a kernel restart left behind). The turn runs as its own task. In the foreground it is registered for
     Kernel › Interrupt; cancelled either way (directly, or through the cell's
     own cancellation in a stock kernel), the loop first closes the
     conversation, then the outcome says ``cancelled``.
@@ -143,7 +149,15 @@ async def drive_turn(
 
     async def consume() -> None:
         async for _ in turn_events(
-            session, prompt, renderer, outcome, max_turns=max_turns, warning=warning
+            session,
+            prompt,
+            renderer,
+            outcome,
+            max_turns=max_turns,
+            warning=warning,
+            info=info,
+            started_at=started_at,
+            starting=starting,
         ):
             pass
 
@@ -172,18 +186,27 @@ async def turn_events(
     *,
     max_turns: int | None = None,
     warning: str | None = None,
+    info: str | None = None,
+    started_at: float | None = None,
+    starting: str | None = None,
 ) -> AsyncIterator[AgentEvent]:
     """The turn's events, each drawn by ``renderer`` and noted in ``outcome``;
     the renderer is started first and finished last, whatever happens
-    (a cancelled turn is marked so in ``outcome``)."""
+    (a cancelled turn is marked so in ``outcome``). See ``drive_turn`` for
+    ``info``, ``started_at`` and ``starting``."""
     renderer.start(
         prompt=prompt,
         provider_label=session.provider_label,
         session_id=session.session_id,
         tools=session.tools.get,
+        root=session.root,
+        started_at=started_at,
+        starting=starting,
     )
     if warning:
         renderer.on_event(Notice(level="warning", message=warning))
+    if info:
+        renderer.on_event(Notice(level="info", message=info))
     try:
         async for event in session.run(prompt, max_turns=max_turns):
             if isinstance(event, ToolStarted) and event.call.name not in outcome.tools_used:

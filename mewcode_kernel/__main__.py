@@ -1,6 +1,7 @@
 """``python -m mewcode_kernel install|uninstall`` manages the ``mewcode``
 kernelspec; ``python -m mewcode_kernel -f CONNECTION_FILE`` runs the kernel
-(that is what the kernelspec's ``argv`` says).
+(that is what the kernelspec's ``argv`` says); ``--help`` says all this, and
+an unknown command is refused (it would otherwise start a kernel).
 
     python -m mewcode_kernel install --sys-prefix     # into this virtualenv
     python -m mewcode_kernel install --user           # for the current user
@@ -17,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["DISPLAY_NAME", "KERNEL_NAME", "install", "kernel_json", "main", "uninstall"]
+__all__ = ["DISPLAY_NAME", "KERNEL_NAME", "USAGE", "install", "kernel_json", "main", "uninstall"]
 
 KERNEL_NAME = "mewcode"
 DISPLAY_NAME = "MewCode (Python 3)"
@@ -84,8 +85,42 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+USAGE = f"""usage: python -m mewcode_kernel COMMAND [options]
+
+The MewCode kernel: IPython with the %%agent magics, as Jupyter kernel
+{KERNEL_NAME!r} ("{DISPLAY_NAME}").
+
+commands:
+  install [--user | --sys-prefix | --prefix P]
+                     install the {KERNEL_NAME} kernelspec (default: system-wide;
+                     --sys-prefix inside a virtualenv)
+  uninstall [--user | --sys-prefix | --prefix P]
+                     remove it
+  -f CONNECTION_FILE [kernel options]
+                     run the kernel (what Jupyter does; see the kernelspec)
+  --help-kernel      the kernel's own options (IPython's)
+  -h, --help         this help
+"""
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in {"-h", "--help", "help"}:
+        print(USAGE, end="")
+        return 0
+    if argv and argv[0] == "--help-kernel":
+        argv[0] = "--help"
+    elif argv and not argv[0].startswith("-") and argv[0] not in {"install", "uninstall"}:
+        import difflib
+
+        near = difflib.get_close_matches(argv[0], ["install", "uninstall"], n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        print(
+            f"python -m mewcode_kernel: unknown command {argv[0]!r}{hint}\n\n{USAGE}",
+            end="",
+            file=sys.stderr,
+        )
+        return 2
     if argv and argv[0] in {"install", "uninstall"}:
         args = _parser().parse_args(argv)
         where = {"user": args.user, "sys_prefix": args.sys_prefix, "prefix": args.prefix}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType, ModuleType
@@ -27,6 +28,20 @@ class MewcodeKernel(IPythonKernel):
     future (an approval click, a slow stream) only notices at its next wake-up.
     Here the handler wakes the loop at once and, when an agent turn is running
     in the foreground, cancels just that turn so the cell can end cleanly.
+
+    Once it has answered its first ``kernel_info_request`` it imports the agent
+    core and the provider SDK in a background thread (``magics.warmup``).
+
+    Widget messages during an awaiting cell: stock ipykernel 7.4 handles them
+    concurrently but publishes no busy/idle status for them. JupyterLab's
+    widget models send one state update, then hold every later one until the
+    idle status of the previous arrives, so all but the first keystroke typed
+    into a widget while an agent waits for approval would never reach the
+    kernel. Here each such message gets its busy and idle status, followed by
+    "busy" again for the cell that still runs (so the front end does not show
+    the kernel as idle while an agent cell runs). JupyterLab 4.6 sends widget
+    messages on a kernel subshell once it has one: those get their statuses
+    from ipykernel, and here too the running cell's "busy" follows.
     """
 
     implementation = "mewcode"
@@ -36,6 +51,11 @@ class MewcodeKernel(IPythonKernel):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._interrupt: ModuleType | None = None
+        self._executing: dict[str, Any] | None = None
+        # A subshell's thread reads _executing and publishes "busy" under this lock,
+        # so that "busy" can never follow the finished cell's "idle".
+        self._executing_lock = threading.Lock()
+        self._warming: threading.Thread | None = None
         try:
             from magics import interrupt
 
@@ -45,6 +65,58 @@ class MewcodeKernel(IPythonKernel):
                 self.shell.extension_manager.load_extension("magics")
         except Exception:  # a broken install must not keep Python itself from starting
             self.log.exception("MewCode: the magics extension could not be loaded")
+
+    async def kernel_info_request(self, stream: Any, ident: Any, parent: dict[str, Any]) -> None:
+        await super().kernel_info_request(stream, ident, parent)
+        if self._warming is None and self._interrupt is not None:
+            # Ready and answered: now import the core and the provider SDK in the
+            # background, so the first agent cell does not wait for them.
+            from magics.warmup import start_warm_up
+
+            self._warming = start_warm_up()
+
+    async def execute_request(self, stream: Any, ident: Any, parent: dict[str, Any]) -> None:
+        self._executing = parent
+        try:
+            await super().execute_request(stream, ident, parent)
+        finally:
+            with self._executing_lock:
+                self._executing = None
+
+    async def dispatch_shell(
+        self, msg: Any, /, subshell_id: str | None = None, *, concurrent: bool = False
+    ) -> None:
+        header = self._comm_header(msg) if concurrent else None
+        if header is None:
+            await super().dispatch_shell(msg, subshell_id=subshell_id, concurrent=concurrent)
+            if subshell_id is not None:
+                # a subshell's idle must not make the running cell look finished
+                with self._executing_lock:
+                    if self._executing is not None:
+                        self._publish_status("busy", "shell", parent=self._executing)
+            return
+        parent = {"header": header}
+        self._publish_status("busy", "shell", parent=parent)
+        try:
+            await super().dispatch_shell(msg, subshell_id=subshell_id, concurrent=True)
+        finally:
+            self._publish_status("idle", "shell", parent=parent)
+            running = self._executing
+            if running is not None:
+                self._publish_status("busy", "shell", parent=running)
+
+    def _comm_header(self, msg: Any) -> dict[str, Any] | None:
+        """The header of a comm message (``None`` for anything else)."""
+        if self.session is None:
+            return None
+        try:
+            _, frames = self.session.feed_identities(msg, copy=False)
+            header = self.session.deserialize(frames, content=False, copy=False)["header"]
+        except Exception:
+            return None
+        if header.get("msg_type") not in {"comm_open", "comm_msg", "comm_close"}:
+            return None
+        return dict(header)
 
     @contextmanager
     def _cancel_on_sigint(self, future: asyncio.Future[Any]) -> Iterator[None]:

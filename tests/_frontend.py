@@ -70,11 +70,12 @@ class FakeCell:
 
     @property
     def markdown(self) -> str:
-        """The answer: every Markdown output, joined."""
+        """The answer: every Markdown-only output (not the rows, cards or lines that
+        carry Markdown beside their HTML), joined."""
         return "".join(
             o.content["text/markdown"]
             for o in self.outputs
-            if o.widget is None and "text/markdown" in o.content
+            if o.widget is None and "text/markdown" in o.content and "text/html" not in o.content
         )
 
     def rows(self) -> list[str]:
@@ -92,12 +93,19 @@ class FakeCell:
     def widgets(self, kind: type[w.Widget]) -> list[Any]:
         return [o.widget for o in self.outputs if isinstance(o.widget, kind)]
 
-    def cards(self) -> list[w.VBox]:
-        """Approval cards (VBoxes whose second child holds the three buttons)."""
+    def cards(self) -> list[Any]:
+        """Approval cards still shown as widgets (``CardWidget``)."""
+        from magics._live.card import CardWidget
+
+        return self.widgets(CardWidget)
+
+    def statics(self, css_class: str) -> list[dict[str, Any]]:
+        """Static outputs (bundles) whose HTML has ``css_class``: e.g. decided cards
+        (``mewcode-approval``) after the turn finished."""
         return [
-            v
-            for v in self.widgets(w.VBox)
-            if len(v.children) > 1 and isinstance(v.children[1], w.HBox)
+            o.content
+            for o in self.outputs
+            if o.widget is None and css_class in o.content.get("text/html", "")
         ]
 
     def plain_lines(self) -> list[str]:
@@ -108,19 +116,11 @@ def _html(o: Output) -> str:
     return "" if o.widget is not None else o.content.get("text/html", "")
 
 
-def card_parts(card: w.VBox) -> dict[str, Any]:
-    """The card's controls by name: allow, always, deny, note, save, status, header."""
-    allow, always, deny = card.children[1].children
-    note, save = card.children[2].children
-    return {
-        "header": card.children[0],
-        "allow": allow,
-        "always": always,
-        "deny": deny,
-        "note": note,
-        "save": save,
-        "status": card.children[3],
-    }
+def decide(card: Any, choice: str, note: str = "", save: bool = False) -> None:
+    """Deliver the message the card's view sends on a click: the choice with the
+    note and the save box as they are at that moment."""
+    content = {"event": "decide", "choice": choice, "note": note, "save": save}
+    card._handle_msg({"content": {"data": {"method": "custom", "content": content}}, "buffers": []})
 
 
 class RecordingComm(BaseComm):
@@ -167,8 +167,8 @@ def click(button: w.Button) -> None:
     )
 
 
-def type_into(text: w.Text, value: str) -> None:
-    """Deliver the state update a browser sends when someone types into ``text``."""
-    text._handle_msg(
-        {"content": {"data": {"method": "update", "state": {"value": value}}}, "buffers": []}
+def type_into(widget: w.Widget, value: Any, trait: str = "value") -> None:
+    """Deliver the state update a browser sends when someone types into ``widget``."""
+    widget._handle_msg(
+        {"content": {"data": {"method": "update", "state": {trait: value}}}, "buffers": []}
     )

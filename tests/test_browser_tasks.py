@@ -138,7 +138,7 @@ def test_a_background_task_asks_on_its_board_and_can_be_stopped(
     card.get_by_role("button", name=re.compile(r"Allow$")).click()
     expect(row).to_contain_text("completed", timeout=30_000)
     assert notes.read_text() == "from the helper\n"
-    expect(card).to_contain_text("✓ Allowed by you")
+    expect(card).to_contain_text("✓ allowed write_file notes.txt")
     expect(row.get_by_role("button", name="Stop")).to_be_disabled()
 
     # 3. A slow helper is stopped from its row; it ends cancelled.

@@ -281,7 +281,30 @@ def test_official_endpoint_without_any_key_is_unusable(dirs):
     root, _ = dirs
     project_file(root, "providers:\n  mine: {protocol: anthropic}\n")
     with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
-        load(dirs).select_provider()
+        load(dirs).select_provider("mine")
+    # as the default it is reported when used, not when config is read
+    default = load(dirs).select_provider()
+    assert default.name == "mine" and "ANTHROPIC_API_KEY" in (default.problem or "")
+
+
+def test_a_default_provider_missing_its_variable_fails_only_when_used(dirs):
+    """README's sample config without ANTHROPIC_API_KEY: the default provider is
+    reported at its first request; the local one works."""
+    root, _ = dirs
+    project_file(
+        root,
+        "default_provider: claude\nproviders:\n  claude:\n    protocol: anthropic\n"
+        "    model: claude-sonnet-4-5\n    api_key: ${ANTHROPIC_API_KEY}\n"
+        "  local:\n    protocol: openai\n    model: qwen2.5-coder\n"
+        "    base_url: http://127.0.0.1:8000/v1\n    api_key: ${LOCAL_KEY:-none}\n",
+    )
+    cfg = load(dirs)
+    claude = cfg.select_provider()
+    assert claude.problem is not None and ".mewcode.yaml:6" in claude.problem
+    assert "${ANTHROPIC_API_KEY}" in claude.problem
+    assert cfg.select_provider("local").problem is None
+    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
+        cfg.select_provider("claude")  # asked for by name: at once
 
 
 def test_custom_endpoint_needs_model_but_no_key(dirs):

@@ -23,21 +23,16 @@ def write_call(name: str) -> WireReply:
     return reply(tool_calls=[("write_file", {"path": name, "content": "written"})])
 
 
-def is_button(label: str) -> Any:
-    def match(msg: dict[str, Any]) -> bool:
-        state = msg["content"].get("data", {}).get("state", {})
-        return (
-            msg["msg_type"] == "comm_open"
-            and state.get("_model_name") == "ButtonModel"
-            and state.get("description") == label
-        )
-
-    return match
+def is_card(msg: dict[str, Any]) -> bool:
+    """The comm_open of an approval card (its state has the card's fields)."""
+    state = msg["content"].get("data", {}).get("state", {})
+    return msg["msg_type"] == "comm_open" and "decided" in state and "heading" in state
 
 
-def click(kernel: Kernel, comm_id: str) -> None:
-    """What a browser sends when a person clicks an ipywidgets Button."""
-    content = {"comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}}}
+def click(kernel: Kernel, comm_id: str, choice: str = "allow") -> None:
+    """What the card's view sends when a person clicks one of its buttons."""
+    decision = {"event": "decide", "choice": choice, "note": "", "save": False}
+    content = {"comm_id": comm_id, "data": {"method": "custom", "content": decision}}
     kernel.kc.shell_channel.send(kernel.kc.session.msg("comm_msg", content))
 
 
@@ -53,7 +48,7 @@ def test_a_click_on_allow_runs_the_call(
 ) -> None:
     script.add(write_call("clicked.txt"), reply(text="Done."))
     msg_id = kernel.execute("%%agent --new\nWrite clicked.txt.", allow_stdin=True)
-    seen = kernel.wait_for(msg_id, is_button("Allow"))
+    seen = kernel.wait_for(msg_id, is_card)
     click(kernel, seen[-1]["content"]["comm_id"])
     cell = kernel.collect(msg_id)
     assert cell.status == "ok", cell.text
@@ -66,7 +61,7 @@ def test_interrupt_while_an_approval_card_waits(
 ) -> None:
     script.add(write_call("never.txt"), reply(text="Understood, I stopped."))
     msg_id = kernel.execute("%%agent --new\nWrite never.txt.", allow_stdin=True)
-    kernel.wait_for(msg_id, is_button("Deny"))
+    kernel.wait_for(msg_id, is_card)
     kernel.km.interrupt_kernel()
     cell = kernel.collect(msg_id, timeout=BOUND)
     assert cell.status == "error"

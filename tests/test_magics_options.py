@@ -96,3 +96,12 @@ def test_loading_the_extension_keeps_the_core_out_of_kernel_start() -> None:
     )
     out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_help_hides_agent_until_subagents_land() -> None:
+    from magics.options import agent
+
+    doc = agent.__doc__ or ""
+    assert "--provider NAME" in doc and "--agent" not in doc
+    # still parsed, so the controller can refuse it with a readable message
+    assert parse_cell("--agent reviewer", "hi").options.agent == "reviewer"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,11 +20,13 @@ from mewcode_kernel.core.messages import ToolUseBlock
 from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
 from mewcode_kernel.core.tools import builtin_tools
 from mewcode_kernel.testing import ScriptedModel, reply, tool_call
-from tests._frontend import CommLog, FakeCell, card_parts, click, type_into
+from tests._frontend import CommLog, FakeCell, decide, type_into
 
 pytestmark = pytest.mark.usefixtures("comm_log")
 
 WRITE = ToolUseBlock(id="w1", name="write_file", input={"path": "notes.txt", "content": "hi\n"})
+
+BUILTINS = {t.name: t for t in builtin_tools()}  # the tools a session would offer
 
 
 def request(call: ToolUseBlock = WRITE) -> ApprovalRequest:
@@ -31,53 +34,74 @@ def request(call: ToolUseBlock = WRITE) -> ApprovalRequest:
     return ApprovalRequest(call=call, tool=tool, reason=f"{call.name} changes files")
 
 
-async def asking(cell: FakeCell) -> tuple[WidgetRenderer, asyncio.Task[ApprovalAnswer], dict]:
+async def asking(
+    cell: FakeCell, call: ToolUseBlock = WRITE, root: Path | None = None
+) -> tuple[WidgetRenderer, asyncio.Task[ApprovalAnswer], Any]:
     r = WidgetRenderer(surface=cell)
-    r.start(prompt="", provider_label="scripted", session_id=None)
-    task = asyncio.create_task(r.ask(request()))
+    r.start(prompt="", provider_label="scripted", session_id=None, root=root, tools=BUILTINS.get)
+    task = asyncio.create_task(r.ask(request(call)))
     card = await cell.wait_for(lambda c: c.cards() and c.cards()[-1])
-    return r, task, card_parts(card)
+    return r, task, card
 
 
-async def test_allow_resolves_the_question_and_disables_the_card(comm_log: CommLog) -> None:
+async def test_allow_resolves_the_question_and_collapses_the_card(comm_log: CommLog) -> None:
     cell = FakeCell()
-    _, task, card = await asking(cell)
-    assert "write_file" in card["header"].value and "notes.txt" in card["header"].value
-    assert not task.done()
-    click(card["allow"])
+    r, task, card = await asking(cell)
+    assert "write_file" in card.heading and "notes.txt" in card.heading
+    assert "write_file changes files" in card.detail
+    assert not task.done() and card.decided == ""
+    decide(card, "allow")
     answer = await asyncio.wait_for(task, 1)
     assert answer == ApprovalAnswer(allow=True)
-    assert all(card[k].disabled for k in ("allow", "always", "deny", "note", "save"))
-    assert card["allow"].button_style == "success" and card["deny"].button_style == ""
-    assert "✓ Allowed by you" in card["status"].value
-    # the front end was told: the buttons' disabled state went out over the comm
-    assert {"disabled": True, "button_style": ""} in comm_log.updates_of(card["deny"])
-    click(card["deny"])  # a second click (another view of the card) changes nothing
-    assert "Allowed" in card["status"].value
+    assert "✓ allowed write_file notes.txt" in card.decided
+    # the front end was told: the one-line verdict went out over the comm
+    assert any("decided" in u for u in comm_log.updates_of(card))
+    decide(card, "deny")  # a second click (another view of the card) changes nothing
+    assert "allowed" in card.decided
+    r.finish(None, cancelled=True)
+    # finished: the card is replaced by its static form, readable without a kernel
+    assert not cell.cards()
+    (static,) = cell.statics("mewcode-approval")
+    assert static["text/plain"] == "✓ allowed write_file notes.txt"
+    assert "✓ allowed write_file notes.txt" in static["text/markdown"]
+    assert "<details" in static["text/html"] and "notes.txt" in static["text/html"]
 
 
-async def test_deny_passes_the_note_to_the_model() -> None:
+async def test_deny_passes_the_note_sent_with_the_click() -> None:
+    """The click carries the note as typed, even if the last keystrokes' state
+    update has not reached the kernel (the front end throttles them)."""
     cell = FakeCell()
     _, task, card = await asking(cell)
-    type_into(card["note"], "  write it under docs/ instead ")
-    click(card["deny"])
+    type_into(card, "n", trait="note")  # only the first keystroke arrived as a state update
+    decide(card, "deny", note="  write it under docs/ instead ")
     answer = await asyncio.wait_for(task, 1)
     assert answer == ApprovalAnswer(allow=False, note="write it under docs/ instead")
-    assert "✗ Denied by you — note to the model: “write it under docs/ instead”" in (
-        card["status"].value
+    assert "✗ denied write_file notes.txt · note to the model: “write it under docs/ instead”" in (
+        card.decided
     )
+
+
+async def test_always_allow_saves_only_what_the_box_says_at_the_click() -> None:
+    cell = FakeCell()
+    _r, task, card = await asking(cell)
+    card._handle_msg(
+        {"content": {"data": {"method": "update", "state": {"save": True}}}, "buffers": []}
+    )
+    decide(card, "always", save=False)  # ticked, then unticked before the click
+    answer = await asyncio.wait_for(task, 1)
+    assert answer == ApprovalAnswer(allow=True, always=True, save=False)
+    assert not card.save
 
 
 async def test_always_allow_can_save_the_rule_to_the_project() -> None:
     cell = FakeCell()
     r, task, card = await asking(cell)
-    type_into(card["save"], True)
-    click(card["always"])
+    decide(card, "always", save=True)
     answer = await asyncio.wait_for(task, 1)
     assert answer == ApprovalAnswer(allow=True, always=True, save=True)
-    assert "Always allowed for this session, saved to the project" in card["status"].value
+    assert "always allowed write_file notes.txt · saved to the project" in card.decided
     r.on_event(ApprovalResolved(call=WRITE, allowed=True, by="user", rules_added=("write_file",)))
-    assert "rule added: <code>write_file</code>" in card["status"].value
+    assert "rule added write_file" in card.decided
 
 
 async def test_an_interrupt_while_waiting_ends_the_wait_at_once() -> None:
@@ -86,11 +110,43 @@ async def test_an_interrupt_while_waiting_ends_the_wait_at_once() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 1)
-    assert card["allow"].disabled and "Interrupted before an answer." in card["status"].value
-    click(card["allow"])  # too late: nothing happens
-    assert "Interrupted" in card["status"].value
+    assert "not answered: Interrupted before an answer." in card.decided
+    decide(card, "allow")  # too late: nothing happens
+    assert "Interrupted" in card.decided
     r.finish(None, cancelled=True)
     assert cell.plain_lines()[-1].startswith("■ interrupted")
+
+
+async def test_edit_and_write_cards_show_the_diff(tmp_path: Path) -> None:
+    (tmp_path / "stats.py").write_text("def mean(xs):\n    return sum(xs) / len(xs)\n")
+    edit = ToolUseBlock(
+        id="e1",
+        name="edit_file",
+        input={
+            "path": "stats.py",
+            "old_string": "    return sum",
+            "new_string": "    if not xs:\n        return 0.0\n    return sum",
+        },
+    )
+    _, _, card = await asking(FakeCell(), edit, root=tmp_path)
+    assert "+2 −0" in card.detail and "mewcode-diff" in card.detail
+    assert "0.0" in card.detail and "\\n" not in card.detail  # no raw JSON escapes
+    new = ToolUseBlock(id="w2", name="write_file", input={"path": "new.txt", "content": "a\nb\n"})
+    _, _, card = await asking(FakeCell(), new, root=tmp_path)
+    assert "new file · 2 lines" in card.detail
+    over = ToolUseBlock(
+        id="w3", name="write_file", input={"path": "stats.py", "content": "x = 1\n"}
+    )
+    _, _, card = await asking(FakeCell(), over, root=tmp_path)
+    assert "overwrite 2 lines · +1 −2" in card.detail
+
+
+async def test_bash_card_shows_command_folder_and_reason(tmp_path: Path) -> None:
+    call = ToolUseBlock(id="b1", name="bash", input={"command": 'rm -rf build && echo "done"'})
+    _, _, card = await asking(FakeCell(), call, root=tmp_path)
+    assert "mewcode-command" in card.detail and f"runs in {tmp_path}" in card.detail
+    assert "bash changes files" in card.detail  # the permission engine's reason
+    assert "<span" in card.detail  # highlighted
 
 
 async def test_a_real_session_asks_through_the_card(tmp_path: Path) -> None:
@@ -114,11 +170,10 @@ async def test_a_real_session_asks_through_the_card(tmp_path: Path) -> None:
     r.start(prompt="write", provider_label="scripted", session_id=session.session_id)
 
     async def person() -> None:
-        first = card_parts(await cell.wait_for(lambda c: c.cards() and c.cards()[0]))
-        click(first["allow"])
-        second = card_parts(await cell.wait_for(lambda c: len(c.cards()) > 1 and c.cards()[1]))
-        type_into(second["note"], "only a.txt please")
-        click(second["deny"])
+        first = await cell.wait_for(lambda c: c.cards() and c.cards()[0])
+        decide(first, "allow")
+        second = await cell.wait_for(lambda c: len(c.cards()) > 1 and c.cards()[1])
+        decide(second, "deny", note="only a.txt please")
 
     clicks = asyncio.create_task(person())
     last = None
@@ -138,4 +193,9 @@ async def test_a_real_session_asks_through_the_card(tmp_path: Path) -> None:
     denied = model.requests[-1].messages[-1].tool_results[0]
     assert denied.is_error and "only a.txt please" in denied.content
     assert cell.markdown == "I'll write the file.Wrote a.txt; b.txt was refused."
-    assert all(card_parts(c)["allow"].disabled for c in cell.cards())
+    assert not cell.cards()  # finished: replaced by their static form
+    lines = [b["text/plain"] for b in cell.statics("mewcode-approval")]
+    assert lines == [
+        "✓ allowed write_file a.txt",
+        "✗ denied write_file b.txt · note to the model: “only a.txt please”",
+    ]

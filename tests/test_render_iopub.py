@@ -124,7 +124,7 @@ class CellTraffic:
         return "".join(
             o["data"]["text/markdown"]
             for o in self.outputs()
-            if "text/markdown" in o.get("data", {})
+            if "text/markdown" in o.get("data", {}) and "text/html" not in o.get("data", {})
         )
 
     def plain(self) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 import ipywidgets as w
 import pytest
@@ -27,12 +28,15 @@ from mewcode_kernel.core.events import (
     TurnDone,
 )
 from mewcode_kernel.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from mewcode_kernel.core.tools import builtin_tools
 from mewcode_kernel.core.usage import Usage
 from tests._frontend import CommLog, FakeCell
 
 pytestmark = pytest.mark.usefixtures("comm_log")
 
 CALL = ToolUseBlock(id="t1", name="read_file", input={"path": "src/app.py"})
+
+BUILTINS = {t.name: t for t in builtin_tools()}  # the tools a session would offer
 
 
 def renderer(cell: FakeCell) -> WidgetRenderer:
@@ -124,7 +128,8 @@ async def test_tool_rows_show_state_key_argument_and_duration_and_expand(
     tool_round(r, failing, "exit status 1", error=True)
     r.finish(done())
     assert cell.rows()[1] == "✗ bash pytest -q · failed · 12 ms"
-    assert cell.plain_lines()[0] == "Let me look."  # text first, then the rows in order
+    # the "starting…" line gave way (blank) to the text; then the rows in order
+    assert next(line for line in cell.plain_lines() if line) == "Let me look."
     assert comm_log.messages == []  # rows and text are plain outputs, not widgets
 
 
@@ -230,8 +235,68 @@ async def test_a_background_turn_draws_inside_one_box_that_outlives_the_cell(
     r.finish(done("Working on it in the background."))
     assert len(cell.outputs) == 1  # nothing else went to the (finished) cell
     texts = [c.outputs[0]["data"]["text/plain"] for c in box.children]
+    assert texts[0] == ""  # "starting…", blanked at the first output
+    texts = texts[1:]
     assert texts[0] == "Working on it in the background."
     assert texts[1] == "✓ read_file src/app.py · done · 12 ms"
     assert texts[2].startswith("✓ done")
-    repaints = comm_log.updates_of(box.children[0])
+    repaints = comm_log.updates_of(box.children[1])
     assert repaints and repaints[-1]["outputs"][0]["data"]["text/markdown"] == texts[0]
+
+
+async def test_file_change_rows_show_the_diff_read_before_the_call_ran(tmp_path: Path) -> None:
+    (tmp_path / "stats.py").write_text("def mean(xs):\n    return sum(xs) / len(xs)\n")
+    cell = FakeCell()
+    r = WidgetRenderer(surface=cell)
+    r.start(
+        prompt="fix", provider_label="scripted", session_id=None, root=tmp_path, tools=BUILTINS.get
+    )
+    edit = ToolUseBlock(
+        id="e1",
+        name="edit_file",
+        input={
+            "path": "stats.py",
+            "old_string": "    return sum",
+            "new_string": "    return 0.0 if not xs else sum",
+        },
+    )
+    r.on_event(ToolCallStarted(id=edit.id, name=edit.name))
+    r.on_event(
+        AssistantMessage(
+            message=Message(role="assistant", content=[edit]), stop_reason="tool_use", usage=Usage()
+        )
+    )
+    # the tool then changes the file; the row keeps the diff it read before
+    (tmp_path / "stats.py").write_text(
+        "def mean(xs):\n    return 0.0 if not xs else sum(xs) / len(xs)\n"
+    )
+    r.on_event(ToolStarted(call=edit))
+    r.on_event(
+        ToolFinished(
+            call=edit, result=ToolResultBlock(tool_use_id="e1", content="ok"), duration=0.01
+        )
+    )
+    r.finish(done())
+    assert cell.rows() == ["✓ edit_file stats.py · done · 10 ms · +1 −1"]
+    html = cell.row_html(0)
+    assert "mewcode-diff" in html and "if" in html and "not" in html
+    (row,) = [o for o in cell.outputs if 'class="mewcode-tool"' in o.content.get("text/html", "")]
+    assert "```diff" in row.content["text/markdown"]
+    assert "+    return 0.0 if not xs else sum(xs) / len(xs)" in row.content["text/markdown"]
+
+
+async def test_a_running_tool_shows_its_elapsed_time() -> None:
+    now = [100.0]
+    cell = FakeCell()
+    r = WidgetRenderer(surface=cell, clock=lambda: now[0])
+    r.start(prompt="", provider_label="scripted", session_id=None)
+    call = ToolUseBlock(id="b1", name="bash", input={"command": "sleep 30"})
+    r.on_event(ToolCallStarted(id=call.id, name=call.name))
+    r.on_event(ToolStarted(call=call))
+    r.painter.flush()
+    assert cell.rows() == ["◐ bash sleep 30 · running · 0 s"]
+    now[0] += 12.4
+    r._tick()  # what the loop's timer calls every TICK seconds
+    r.painter.flush()
+    assert cell.rows() == ["◐ bash sleep 30 · running · 12 s"]
+    r.finish(None, cancelled=True)

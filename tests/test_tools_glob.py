@@ -63,6 +63,20 @@ async def test_respects_gitignore_and_skips_git(ctx: RunContext) -> None:
     assert set(await run(ctx, "**/*.log")) == {"keep.log", "sub/x.log"}
 
 
+async def test_skips_the_agents_own_files(ctx: RunContext) -> None:
+    for rel in (
+        "a.py",
+        ".mewcode/sessions/s1/conversation.jsonl",
+        "pkg/.mewcode/x.py",
+        ".git/y.py",
+    ):
+        touch(ctx.root, rel)
+    assert set(await run(ctx, "**/*")) == {"a.py"}
+    assert await run(ctx, "**/*.jsonl", path=".mewcode") == [
+        ".mewcode/sessions/s1/conversation.jsonl"
+    ]
+
+
 async def test_results_are_capped_with_a_note(ctx: RunContext) -> None:
     for i in range(MAX_RESULTS + 5):
         touch(ctx.root, f"f{i:03}.txt", 1_000_000 + i)

@@ -258,3 +258,19 @@ async def test_python_engine_matches_a_naive_line_scan(
             ctx, pattern, case_insensitive=ignore_case, output_mode=mode, use_rg=False
         )
         assert result.counts == naive_counts(ctx.root, pattern, ignore_case), (pattern, mode)
+
+
+@pytest.mark.parametrize(
+    "use_rg", [False, pytest.param(True, marks=needs_rg)], ids=["python", "rg"]
+)
+async def test_never_searches_the_agents_own_files(ctx: RunContext, use_rg: bool) -> None:
+    """A grep from the root must not return past conversations from the session logs."""
+    write(ctx.root, "app.py", "secret_plan = 1\n")
+    write(ctx.root, ".mewcode/sessions/s1/conversation.jsonl", '{"text": "secret_plan"}\n')
+    write(ctx.root, "sub/.mewcode/settings.local.yaml", "secret_plan: 2\n")
+    write(ctx.root, ".git/config", "secret_plan = 3\n")
+    result = await run_grep(ctx, "secret_plan", use_rg=use_rg)
+    assert set(result.counts) == {"app.py"}
+    # asked for explicitly, the folder itself is searched
+    inside = await run_grep(ctx, "secret_plan", path=".mewcode", use_rg=use_rg)
+    assert len(inside.counts) == 1 and next(iter(inside.counts)).endswith("conversation.jsonl")

@@ -1,161 +1,190 @@
-"""The approval card: what the agent wants to do, and Allow / Always allow /
-Deny buttons, with an optional note to the model and a box that saves an
-"Always allow" rule to the project.
+"""The approval card: what the agent wants to do (a diff, a command), and
+Allow / Always allow / Deny, with an optional note to the model and a box that
+saves an "Always allow" rule to the project.
 
-A click calls ``on_answer`` once with the ``ApprovalAnswer``; from then on
-the card is disabled and says what was decided (``abandon`` does the same
-when nobody answered, e.g. on an interrupt).
+The view is a small anywidget (``static/card.js``): a click sends one custom
+message carrying the note and the save box as they are at that moment, so a
+state update still throttled in the front end cannot lose what was typed.
+The answer calls ``on_answer`` once; the card then collapses to one line
+(``✓ allowed edit_file stats.py · rule added Edit(stats.py)``) that expands to
+what was asked. ``abandon`` does the same when nobody answered.
+``static_bundle`` is the card's final state as HTML, Markdown and text, for
+the saved notebook (without the diff: the tool row above keeps it).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
-import ipywidgets as w
+import anywidget
+import traitlets as t
 
 from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
 
-from .fmt import COLORS, MUTED, esc, key_argument, pre, pretty_json
+from .call_view import describe_call
+from .diff import ChangeView
+from .fmt import COLORS, esc, key_argument
+from .surface import Bundle
 
-__all__ = ["ApprovalCard", "card_with_answer"]
+__all__ = ["ApprovalCard", "CardWidget", "Choice", "card_with_answer"]
 
-_BORDER = "1px solid var(--jp-border-color1,#bdbdbd)"
+_STATIC = Path(__file__).with_name("static")
+
+Choice = Literal["allow", "always", "deny"]
+
+
+class CardWidget(anywidget.AnyWidget):
+    """The card's synced state; ``decided`` (HTML) is empty while it waits."""
+
+    _esm = _STATIC / "card.js"
+    _css = _STATIC / "card.css"
+    heading = t.Unicode("").tag(sync=True)
+    detail = t.Unicode("").tag(sync=True)
+    note = t.Unicode("").tag(sync=True)
+    save = t.Bool(False).tag(sync=True)
+    decided = t.Unicode("").tag(sync=True)
 
 
 class ApprovalCard:
     def __init__(
-        self, request: ApprovalRequest, on_answer: Callable[[ApprovalAnswer], Any]
+        self,
+        request: ApprovalRequest,
+        on_answer: Callable[[ApprovalAnswer], Any],
+        *,
+        root: Path | None = None,
+        change: ChangeView | None = None,
     ) -> None:
-        call = request.call
-        arg = key_argument(request.tool, call.input, limit=120)
         self.request = request
         self.answer: ApprovalAnswer | None = None
+        self.view = describe_call(request, root, change)
         self._on_answer = on_answer
-        self.header = w.HTML(
-            f"<b>Allow <code>{esc(call.name)}</code>"
-            + (f" <code>{esc(arg)}</code>" if arg else "")
-            + "?</b>"
-            + f'<div style="{MUTED}">{esc(request.reason)}</div>'
-            + '<details><summary style="cursor:pointer">input</summary>'
-            + pre(pretty_json(call.input))
-            + "</details>"
-        )
-        self.allow = w.Button(
-            description="Allow", button_style="success", icon="check", tooltip="Run this call once"
-        )
-        self.always = w.Button(
-            description="Always allow",
-            button_style="info",
-            icon="check-double",
-            tooltip="Run it, and allow such calls for the rest of this session",
-        )
-        self.deny = w.Button(
-            description="Deny",
-            button_style="danger",
-            icon="times",
-            tooltip="Do not run it; the note below is passed to the model",
-        )
-        self.note = w.Text(
-            placeholder="Optional note to the model (sent with Deny)",
-            layout=w.Layout(flex="1 1 auto", width="auto"),
-        )
-        self.save = w.Checkbox(
-            value=False,
-            description="Save “Always allow” to this project",
-            indent=False,
-            layout=w.Layout(width="auto"),
-        )
-        self.status = w.HTML("")
-        self.widget = w.VBox(
-            [
-                self.header,
-                w.HBox([self.allow, self.always, self.deny]),
-                w.HBox([self.note, self.save]),
-                self.status,
-            ],
-            layout=w.Layout(border=_BORDER, padding="6px 10px", margin="4px 0"),
-        )
-        self.widget.add_class("mewcode-approval")
-        self.allow.on_click(lambda _: self._answer(ApprovalAnswer(allow=True, note=self._note())))
-        self.always.on_click(
-            lambda _: self._answer(
-                ApprovalAnswer(allow=True, always=True, save=self.save.value, note=self._note())
-            )
-        )
-        self.deny.on_click(lambda _: self._answer(ApprovalAnswer(allow=False, note=self._note())))
+        self._rules: tuple[str, ...] = ()
+        self._verdict: tuple[str, str] | None = None  # (text, colour)
+        self.widget = CardWidget(heading=self.view.title_html, detail=self.view.detail_html)
+        self.widget.on_msg(self._on_message)
 
     @property
     def answered(self) -> bool:
         return self.answer is not None
 
     @property
-    def disabled(self) -> bool:
-        return all(c.disabled for c in self._controls)
+    def decided(self) -> bool:
+        return self._verdict is not None
 
-    @property
-    def _controls(self) -> tuple[w.Button | w.Text | w.Checkbox, ...]:
-        return (self.allow, self.always, self.deny, self.note, self.save)
-
-    def _note(self) -> str | None:
-        return self.note.value.strip() or None
-
-    def _answer(self, answer: ApprovalAnswer) -> None:
-        if self.answer is not None or self.disabled:
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict) or content.get("event") != "decide":
             return
+        choice = content.get("choice")
+        if choice not in ("allow", "always", "deny"):
+            return
+        note = content.get("note")
+        self.decide(
+            choice, note=note if isinstance(note, str) else "", save=bool(content.get("save"))
+        )
+
+    def decide(self, choice: Choice, *, note: str = "", save: bool = False) -> None:
+        """The person's answer, with the note and save box as they were at the click."""
+        if self.decided:
+            return
+        text = note.strip() or None
+        if choice == "deny":
+            answer = ApprovalAnswer(allow=False, note=text)
+        elif choice == "always":
+            answer = ApprovalAnswer(allow=True, always=True, save=save, note=text)
+        else:
+            answer = ApprovalAnswer(allow=True, note=text)
         self.answer = answer
-        chosen = self.deny if not answer.allow else self.always if answer.always else self.allow
-        self._freeze(keep=chosen)
-        self.status.value = _decision_html(answer)
+        with self.widget.hold_sync():
+            self.widget.note = note
+            self.widget.save = save
+            self._set_verdict(*_verdict_of(answer, self._subject))
         self._on_answer(answer)
 
     def abandon(self, reason: str) -> None:
-        """Disable an unanswered card, saying why (e.g. the turn was interrupted)."""
-        if self.answer is not None or self.disabled:
+        """Close an unanswered card, saying why (e.g. the turn was interrupted)."""
+        if self.decided:
             return
-        self._freeze(keep=None)
-        self.status.value = f'<span style="color:{COLORS["muted"]}">■ {esc(reason)}</span>'
+        self._set_verdict(f"■ {self._subject} · not answered: {reason}", COLORS["muted"])
 
     def rules_added(self, rules: tuple[str, ...]) -> None:
         """Say which permission rules the "Always allow" answer added."""
-        if rules:
-            listed = ", ".join(f"<code>{esc(r)}</code>" for r in rules)
-            self.status.value += f'<div style="{MUTED}">rule added: {listed}</div>'
+        if rules and self._verdict is not None:
+            self._rules = rules
+            self._set_verdict(*self._verdict)
 
-    def _freeze(self, keep: w.Button | None) -> None:
-        for control in self._controls:
-            with control.hold_sync():
-                control.disabled = True
-                if isinstance(control, w.Button) and control is not keep:
-                    control.button_style = ""
+    @property
+    def line(self) -> str:
+        """The decided card as one line of text (empty while it waits)."""
+        if self._verdict is None:
+            return ""
+        text = self._verdict[0]
+        if self._rules:
+            text += " · rule added " + ", ".join(self._rules)
+        return text
+
+    def static_bundle(self) -> Bundle:
+        """The card's current state without the widget: for a saved notebook."""
+        line = self.line or f"? {self._subject} · waiting for approval"
+        color = self._verdict[1] if self._verdict else COLORS["warn"]
+        html = (
+            '<details class="mewcode-approval mewcode-card-static" style="margin:1px 0">'
+            f'<summary style="cursor:pointer;color:{color}">{esc(line)}</summary>'
+            f'<div style="margin:2px 0 4px 1.3em">{self.view.title_html}'
+            f"{self.view.brief_html}</div></details>"
+        )
+        markdown = f"{line}\n\n{self.view.markdown}"
+        return {"text/html": html, "text/markdown": markdown, "text/plain": line}
+
+    @property
+    def _subject(self) -> str:
+        call = self.request.call
+        arg = key_argument(self.request.tool, call.input, limit=80)
+        return f"{call.name} {arg}".rstrip()
+
+    def _set_verdict(self, text: str, color: str) -> None:
+        self._verdict = (text, color)
+        self.widget.decided = f'<span style="color:{color}">{esc(self.line)}</span>'
 
 
-def _decision_html(answer: ApprovalAnswer) -> str:
-    if answer.allow:
-        text = "✓ Allowed"
-        if answer.always:
-            text = "✓ Always allowed for this session"
-            if answer.save:
-                text += ", saved to the project"
-        color = COLORS["ok"]
-    else:
-        text = "✗ Denied"
-        color = COLORS["error"]
-    text += " by you"
-    if answer.note and not answer.allow:
-        text += f" — note to the model: “{answer.note}”"
-    return f'<span style="color:{color}">{esc(text)}</span>'
+def _verdict_of(answer: ApprovalAnswer, subject: str) -> tuple[str, str]:
+    if not answer.allow:
+        text = f"✗ denied {subject}"
+        if answer.note:
+            text += f" · note to the model: “{answer.note}”"
+        return text, COLORS["error"]
+    if answer.always:
+        text = f"✓ always allowed {subject}"
+        if answer.save:
+            text += " · saved to the project"
+        return text, COLORS["ok"]
+    return f"✓ allowed {subject}", COLORS["ok"]
 
 
 def card_with_answer(
-    request: ApprovalRequest,
+    request: ApprovalRequest, **options: Any
 ) -> tuple[ApprovalCard, asyncio.Future[ApprovalAnswer]]:
-    """A card for ``request`` and the future its first answer resolves."""
-    answered: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
+    """A card for ``request`` (``options``: ``root``, ``change``) and the
+    future its first answer resolves, on the running loop: JupyterLab 4.6
+    sends widget messages on a kernel subshell, so a click is handled on that
+    subshell's thread, and the answer is handed over thread-safely."""
+    loop = asyncio.get_running_loop()
+    answered: asyncio.Future[ApprovalAnswer] = loop.create_future()
 
-    def resolve(answer: ApprovalAnswer) -> None:
+    def settle(answer: ApprovalAnswer) -> None:
         if not answered.done():
             answered.set_result(answer)
 
-    return ApprovalCard(request, resolve), answered
+    def resolve(answer: ApprovalAnswer) -> None:
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is loop:
+            settle(answer)
+        else:
+            loop.call_soon_threadsafe(settle, answer)
+
+    return ApprovalCard(request, resolve, **options), answered

@@ -25,6 +25,7 @@ __all__ = [
     "tokens",
     "truncate",
     "usage_line",
+    "whole_seconds",
 ]
 
 esc = escape
@@ -71,6 +72,14 @@ def duration(seconds: float) -> str:
     if seconds < 60:
         return f"{seconds:.1f} s"
     minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes} min {secs} s"
+
+
+def whole_seconds(seconds: float) -> str:
+    """A running time that ticks once a second: ``0 s``, ``12 s``, ``2 min 5 s``."""
+    if seconds < 60:
+        return f"{int(seconds)} s"
+    minutes, secs = divmod(int(seconds), 60)
     return f"{minutes} min {secs} s"
 
 

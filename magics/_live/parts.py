@@ -18,7 +18,18 @@ import ipywidgets as w
 from mewcode_kernel.core.tools import Tool
 
 from .blocks import LineBlocks, MarkdownBlocks
-from .fmt import COLORS, MUTED, duration, esc, key_argument, pre, pretty_json, truncate
+from .diff import ChangeView
+from .fmt import (
+    COLORS,
+    MUTED,
+    duration,
+    esc,
+    key_argument,
+    pre,
+    pretty_json,
+    truncate,
+    whole_seconds,
+)
 from .surface import Bundle, Surface
 
 __all__ = ["AnswerStream", "Line", "TextPart", "ThinkingPart", "ToolRow", "ToolState", "WidgetPart"]
@@ -29,6 +40,8 @@ _HTML_COST = 3
 _BOX_COST = 2
 #: Characters of a running tool's output a row keeps (the tail).
 _OUTPUT_TAIL = 4000
+#: Characters of a running tool's live status shown in its one-line summary.
+_LIVE_LINE = 60
 
 
 class _Part:
@@ -130,6 +143,8 @@ class ThinkingPart:
         self.accordion: w.Accordion | None = None
         self._box: w.VBox | None = None
         self._tail: w.HTML | None = None
+        self._handle: Any = None
+        self._final = False
 
     def feed(self, text: str) -> None:
         self.text += text
@@ -145,7 +160,33 @@ class ThinkingPart:
             return "Thinking…"
         return f"Thought for {duration(self._ended - self._started)}"
 
+    def static_bundle(self) -> Bundle:
+        """The thinking without widgets: a closed ``<details>`` (for saved notebooks)."""
+        html = (
+            f'<details class="mewcode-thinking"><summary style="cursor:pointer;{MUTED}">'
+            f"{esc(self.title)}</summary>{_thinking_html(self.text)}</details>"
+        )
+        quoted = "\n".join("> " + line for line in self.text.strip().splitlines())
+        return {
+            "text/html": html,
+            "text/markdown": f"*{self.title}*\n\n{quoted}",
+            "text/plain": self.title,
+        }
+
+    def finalize(self) -> int:
+        """Replace the live Accordion by its static form and close the widgets."""
+        if self._final or self.accordion is None:
+            return 0
+        self._final = True
+        self._surface.update(self._handle, self.static_bundle())
+        for widget in (self.accordion, self._box, *(self._box.children if self._box else ())):
+            if widget is not None:
+                widget.close()
+        return 1
+
     def paint(self) -> int:
+        if self._final:
+            return 0
         blocks = [w.HTML(_thinking_html(b)) for b in self._frozen]
         self._frozen = []
         sent = _HTML_COST * len(blocks)
@@ -153,7 +194,7 @@ class ThinkingPart:
             self._tail = w.HTML(_thinking_html(self._split.tail))
             self._box = w.VBox([*blocks, self._tail])
             self.accordion = w.Accordion([self._box], titles=(self.title,), selected_index=None)
-            self._surface.show(self.accordion)
+            self._handle = self._surface.show(self.accordion)
             return sent + _HTML_COST + 2 * _BOX_COST + 1
         assert self._box is not None and self._tail is not None
         if blocks:
@@ -222,6 +263,11 @@ class ToolRow(_Part):
         self.permission = ""
         self.result: str | None = None
         self.seconds: float | None = None
+        #: The diff of a file change, worked out before the call ran.
+        self.change: ChangeView | None = None
+        #: When the call started running (for the live elapsed time).
+        self.started_at: float | None = None
+        self.now: Callable[[], float] | None = None
         self.discarded = False
         self.output = ""  # what the running tool printed so far (its tail)
         self.status = ""  # the running tool's own status line
@@ -244,16 +290,25 @@ class ToolRow(_Part):
         lines = [line for line in self.output.splitlines() if line.strip()]
         return lines[-1].strip() if lines else ""
 
+    def _status(self) -> str:
+        status = _STATE_TEXT[self.state]
+        if self.seconds is not None and self.state in ("done", "failed"):
+            status += f" · {duration(self.seconds)}"
+        elif self.state == "running" and self.started_at is not None and self.now is not None:
+            status += f" · {whole_seconds(self.now() - self.started_at)}"
+        live = self.live_line
+        if live:
+            status += " · " + (live if len(live) <= _LIVE_LINE else live[: _LIVE_LINE - 1] + "…")
+        return status
+
     @property
     def summary(self) -> str:
         """The row as one line of text (also its ``text/plain``)."""
         glyph = _GLYPH[self.state][0]
         arg = key_argument(self.tool, self.input or {})
-        parts = [f"{glyph} {self.name}" + (f" {arg}" if arg else ""), _STATE_TEXT[self.state]]
-        if self.seconds is not None and self.state in ("done", "failed"):
-            parts.append(duration(self.seconds))
-        if self.live_line:
-            parts.append(truncate(self.live_line, 30 if len(self.live_line) < 40 else 60))
+        parts = [f"{glyph} {self.name}" + (f" {arg}" if arg else ""), self._status()]
+        if self.change is not None:
+            parts.append(self.change.summary)
         return " · ".join(parts)
 
     def bundle(self) -> Bundle:
@@ -261,11 +316,9 @@ class ToolRow(_Part):
             return {"text/plain": ""}
         glyph, color = _GLYPH[self.state]
         arg = key_argument(self.tool, self.input or {})
-        status = _STATE_TEXT[self.state]
-        if self.seconds is not None and self.state in ("done", "failed"):
-            status += f" · {duration(self.seconds)}"
-        if self.live_line:
-            status += f" · {truncate(self.live_line, 30 if len(self.live_line) < 40 else 60)}"
+        status = self._status()
+        if self.change is not None:
+            status = f"{status} · {self.change.summary}"
         summary = (
             f'<span style="color:{color};display:inline-block;width:1.2em">{glyph}</span>'
             f"<b>{esc(self.name)}</b>"
@@ -273,7 +326,9 @@ class ToolRow(_Part):
             + f' <span style="{MUTED}">· {esc(status)}</span>'
         )
         body = []
-        if self.input is not None:
+        if self.change is not None and self.change.html:
+            body.append(self.change.html)
+        elif self.input is not None:
             body += [f'<div style="{MUTED}">input</div>', pre(pretty_json(self.input))]
         if self.permission:
             body.append(f'<div style="{MUTED}">permission: {esc(self.permission)}</div>')
@@ -287,7 +342,10 @@ class ToolRow(_Part):
             f'<summary style="cursor:pointer">{summary}</summary>'
             f'<div style="margin:2px 0 4px 1.3em">{"".join(body)}</div></details>'
         )
-        return {"text/html": html, "text/plain": self.summary}
+        markdown = self.summary
+        if self.change is not None and self.change.markdown:
+            markdown += "\n\n" + self.change.markdown
+        return {"text/html": html, "text/markdown": markdown, "text/plain": self.summary}
 
     def paint(self) -> int:
         if self.discarded and not self.shown:
@@ -308,21 +366,39 @@ class Line(_Part):
     def bundle(self) -> Bundle:
         return self.content
 
+    def adopt(self, handle: Any) -> None:
+        """Take over an output shown before this part existed (its handle)."""
+        self._handle = handle
+
     def metadata(self) -> dict[str, Any] | None:
         return self._metadata
 
 
 class WidgetPart:
-    """A widget made elsewhere (the approval card), shown once in its place."""
+    """A widget made elsewhere (the approval card), shown once in its place;
+    ``finalize`` replaces it by ``static()`` (its final state, no widget)."""
 
-    def __init__(self, surface: Surface, widget: w.Widget) -> None:
+    def __init__(
+        self, surface: Surface, widget: w.Widget, static: Callable[[], Bundle] | None = None
+    ) -> None:
         self._surface = surface
         self.widget = widget
+        self._static = static
+        self._handle: Any = None
         self.shown = False
+        self._final = False
 
     def paint(self) -> int:
-        if self.shown:
+        if self.shown or self._final:
             return 0
-        self._surface.show(self.widget)
+        self._handle = self._surface.show(self.widget)
         self.shown = True
+        return 1
+
+    def finalize(self) -> int:
+        if self._final or not self.shown or self._static is None:
+            return 0
+        self._final = True
+        self._surface.update(self._handle, self._static())
+        self.widget.close()
         return 1

@@ -74,8 +74,13 @@ class BoxSurface:
         self.box.children = (*self.box.children, child)
         return child
 
-    def update(self, handle: w.Output, content: Bundle) -> None:
-        handle.outputs = (_output(content, None),)
+    def update(self, handle: Widget, content: Bundle) -> None:
+        if isinstance(handle, w.Output):
+            handle.outputs = (_output(content, None),)
+            return
+        # a widget shown here is replaced by its static form
+        static = w.Output(layout=self._layout, outputs=(_output(content, None),))
+        self.box.children = tuple(static if c is handle else c for c in self.box.children)
 
 
 def _output(content: Bundle, metadata: dict[str, Any] | None) -> dict[str, Any]:

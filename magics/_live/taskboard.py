@@ -41,6 +41,13 @@ _STATE = {
 }
 
 
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
 def _tokens(n: int) -> str:
     return f"{n / 1000:.1f}k tokens" if n >= 1000 else f"{n} tokens"
 
@@ -109,6 +116,10 @@ class TaskBoard:
         self._rows: dict[str, _Row] = {}
         self._cards: dict[str, ApprovalCard] = {}
         self._dirty = False
+        try:
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
         self._handle: asyncio.TimerHandle | None = None
         self._ticker: asyncio.TimerHandle | None = None
         self.header = w.HTML(f'<b style="{MUTED}">{esc(title)}</b>')
@@ -151,9 +162,9 @@ class TaskBoard:
         card, answered = card_with_answer(request)
         info = self.manager.get(request.task_id or "")
         if info is not None:
-            card.header.value = (
+            card.widget.heading = (
                 f'<div style="{MUTED}">background task {esc(info.name)} ({esc(info.id)}) asks:</div>'
-                + card.header.value
+                + card.widget.heading
             )
         self._cards[request.call.id] = card
         self.cards.children = (*self.cards.children, card.widget)
@@ -165,7 +176,12 @@ class TaskBoard:
     # --- painting --------------------------------------------------------------------
 
     def _stop(self, task_id: str) -> None:
-        self.manager.stop(task_id)
+        # a click arrives on a kernel subshell's thread (JupyterLab 4.6); tasks
+        # belong to the loop the board was made on
+        if self._loop is None or _on_loop(self._loop):
+            self.manager.stop(task_id)
+        else:
+            self._loop.call_soon_threadsafe(self.manager.stop, task_id)
 
     def _on_update(self, update: TaskUpdate) -> None:
         row = self._rows.get(update.task.id)

@@ -8,7 +8,9 @@ from .messages import Message, ToolResultBlock, ToolUseBlock
 
 __all__ = ["Conversation", "close_dangling", "dangling_tool_calls"]
 
-CANCELLED_RESULT = "Tool call was not completed: the turn was interrupted before it ran or finished."
+CANCELLED_RESULT = (
+    "Tool call was not completed: the turn was interrupted before it ran or finished."
+)
 
 
 class Conversation:

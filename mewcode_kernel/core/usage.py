@@ -34,6 +34,7 @@ class Usage:
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> Usage:
         """The inverse of ``to_dict`` (missing or odd values count as 0)."""
+
         def count(key: str) -> int:
             value = data.get(key)
             return value if isinstance(value, int) and value > 0 else 0

@@ -16,7 +16,7 @@ from ..core.events import (
     ToolCallStarted,
 )
 from ..core.messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock
-from ..core.providers.base import ModelRequest
+from ..core.providers.base import Labelled, ModelRequest
 from ..core.usage import Usage
 
 __all__ = [
@@ -86,7 +86,7 @@ def reply(
 ScriptEntry = ScriptedReply | Callable[[ModelRequest], ScriptedReply]
 
 
-class ScriptedModel:
+class ScriptedModel(Labelled):
     """A ``Provider`` that answers from a script, in order.
 
     Entries are ``ScriptedReply`` values or callables that build one from the
@@ -106,14 +106,6 @@ class ScriptedModel:
         self._name = name
         self._model = model
         self.requests: list[ModelRequest] = []
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def model(self) -> str:
-        return self._model
 
     def add(self, *entries: ScriptEntry) -> None:
         self._script.extend(entries)

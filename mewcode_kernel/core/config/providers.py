@@ -72,6 +72,10 @@ class ProviderSettings:
     max_tokens: int | None = None
     models: Mapping[str, str] = field(default_factory=dict)
     origin: str = ""
+    #: Why this provider cannot be used yet (e.g. its ``${VAR}`` is unset): set only
+    #: for the default provider, so that picking it reports the problem at its
+    #: first request while slash commands and other providers keep working.
+    problem: str | None = None
 
     @property
     def is_offline(self) -> bool:

@@ -23,6 +23,10 @@ __all__ = ["ConfiguredProvider", "ConfiguredRule", "McpServerConfig", "ResolvedC
 
 RuleAction = Literal["allow", "ask", "deny"]
 
+# Problems of values that are filled in from the environment: a missing key or
+# ``${VAR}`` is reported when the provider is used, not when config is read.
+_DEFERRABLE = frozenset({"api_key", "base_url"})
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ConfiguredProvider:
@@ -141,7 +145,11 @@ class ResolvedConfig:
         model is ``model`` if given; else, for the default provider,
         ``MEWCODE_MODEL`` then ``default_model``; else the provider's own
         model, else the protocol's default. Raises ``ConfigError`` for an
-        unknown name (listing the available ones) or an unusable provider.
+        unknown name (listing the available ones) or an unusable provider;
+        except that the default provider (``name=None``) whose only problems
+        are values it could not fill (an unset ``${VAR}``, no key) comes back
+        with ``problem`` set: it is reported when a request is made, so the
+        rest of the session (slash commands, other providers) still works.
         """
         default = self.default_provider_name()
         chosen = name or default
@@ -153,15 +161,25 @@ class ResolvedConfig:
             if chosen == REPLAY_PROVIDER:
                 return _replay_settings(model)
             raise self._unknown(chosen, from_default=name is None)
+        problem: str | None = None
         if entry.problems or entry.protocol is None:
             first = entry.problems[0]
             detail = "; ".join(p.message for p in entry.problems)
-            raise ConfigError(
+            error = ConfigError(
                 f"provider {chosen!r} cannot be used: {detail}",
                 path=first.path,
                 line=first.line,
                 field=first.field,
             )
+            if (
+                name is not None
+                or entry.protocol is None
+                or not all(
+                    p.field and p.field.rsplit(".", 1)[-1] in _DEFERRABLE for p in entry.problems
+                )
+            ):
+                raise error
+            problem = str(error)
         resolved_model = model or entry.model or default_model(entry.protocol)
         return ProviderSettings(
             name=chosen,
@@ -174,6 +192,7 @@ class ResolvedConfig:
             max_tokens=entry.max_tokens or default_max_tokens(entry.protocol, resolved_model),
             models={**default_model_aliases(entry.protocol), **entry.models},
             origin=entry.origin,
+            problem=problem,
         )
 
     def _unknown(self, name: str, *, from_default: bool) -> ConfigError:

@@ -1,7 +1,7 @@
 """Per-session context state: the offload ledger, the usage anchor, the file
 tracker and the compaction circuit breaker.
 
-It lives in ``SessionRuntime`` and ``reset`` clears it in place when a new
+It lives in ``ConversationState`` and ``reset`` clears it in place when a new
 session starts (``/clear``, resume): every decision recorded here refers to
 call ids and message positions of one conversation only.
 """

@@ -46,6 +46,21 @@ class Provider(Protocol):
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]: ...
 
 
+class Labelled:
+    """The ``name``/``model`` pair every provider reports, read-only."""
+
+    _name: str
+    _model: str
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+
 async def complete(provider: Provider, request: ModelRequest) -> ResponseDone:
     """Drain a stream and return its final response (the non-streaming call)."""
     done: ResponseDone | None = None

@@ -25,18 +25,27 @@ def build_provider(
 ) -> Provider:
     """The live provider for ``settings``, or a replay.
 
+    Settings with a ``problem`` (the default provider lacks its key) give an
+    ``UnavailableProvider`` that reports it at the first request.
     ``replay_from`` (or the ``replay`` protocol) serves a recording offline
     through the real SDK code path; the ``replay`` protocol plays
     ``$MEWCODE_CASSETTE`` when set (relative to the working directory), else
     the bundled demo cassette. ``record_to`` (default ``$MEWCODE_RECORD``)
     records a live provider's exchanges into a cassette as they happen.
     """
-    from .recording.replay import DEMO_CASSETTE, ReplayProvider, make_http_client
+    from .recording.replay import DEMO_CASSETTE, OFFLINE_HINT, ReplayProvider, make_http_client
 
     if replay_from is not None or settings.protocol == "replay":
-        chosen = replay_from or os.environ.get(CASSETTE_ENV) or DEMO_CASSETTE
+        chosen = Path(replay_from or os.environ.get(CASSETTE_ENV) or DEMO_CASSETTE)
         # concurrent requests (background subagents) may arrive in another order
-        return ReplayProvider.from_cassette(Path(chosen), allow_reorder=True)
+        provider = ReplayProvider.from_cassette(chosen, allow_reorder=True)
+        if replay_from is None:  # the offline default, for want of a key
+            provider.hint = OFFLINE_HINT.format(source=chosen.name)
+        return provider
+    if settings.problem is not None:
+        from .unavailable import UnavailableProvider
+
+        return UnavailableProvider(settings.name, settings.model, settings.problem)
     record_to = record_to or os.environ.get(RECORD_ENV) or None
     kwargs: dict[str, Any] = {
         "name": settings.name,

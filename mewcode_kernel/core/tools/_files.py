@@ -11,9 +11,18 @@ from pathlib import Path
 from ..errors import ToolError
 from ..fs import atomic_write_within
 
-__all__ = ["SNIFF_BYTES", "atomic_write_text", "check_text_sample", "read_text"]
+__all__ = [
+    "PREVIEW_BYTES",
+    "SNIFF_BYTES",
+    "atomic_write_text",
+    "check_text_sample",
+    "read_for_preview",
+    "read_text",
+]
 
 SNIFF_BYTES = 8192
+PREVIEW_BYTES = 1_000_000
+"""Files larger than this are not read to preview a change."""
 
 
 def check_text_sample(sample: bytes, shown: str) -> None:
@@ -43,6 +52,20 @@ def read_text(path: Path, shown: str) -> str:
         raise ToolError(
             f"{shown} is not valid UTF-8 (undecodable byte at offset {exc.start})"
         ) from None
+
+
+def read_for_preview(path: Path) -> tuple[bool, str | None]:
+    """``(exists, text)`` of a file about to be changed; ``text`` is ``None``
+    when it exists but is too large, not a regular file, binary or unreadable
+    (so no preview is drawn rather than a wrong one)."""
+    if not os.path.lexists(path):
+        return False, None
+    try:
+        if not path.is_file() or path.stat().st_size > PREVIEW_BYTES:
+            return True, None
+        return True, read_text(path, path.name)
+    except (OSError, ToolError):
+        return True, None
 
 
 def atomic_write_text(path: Path, content: str, roots: tuple[Path, ...]) -> bool:

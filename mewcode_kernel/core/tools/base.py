@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .context import RunContext
 
 __all__ = [
+    "FileChange",
     "FileEffect",
     "LargeOutput",
     "RuleFamily",
@@ -61,6 +62,18 @@ class SearchSpec:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class FileChange:
+    """What a call would change in one file, worked out before it runs:
+    its text ``before`` (``None``: the file does not exist yet) and
+    ``after``; ``whole_file`` for a write that replaces it."""
+
+    path: str
+    before: str | None
+    after: str
+    whole_file: bool
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ToolOutput:
     """A tool's result when plain text is not enough: text and image parts,
     and whether it is an error the model should hear about."""
@@ -74,6 +87,7 @@ class ToolOutput:
 
 
 ToolRun = Callable[["RunContext", dict[str, Any]], Awaitable["str | ToolOutput"]]
+ToolPreview = Callable[["RunContext", dict[str, Any]], "FileChange | None"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -102,6 +116,8 @@ class Tool:
       allowed unless a rule says otherwise, because what it does is checked
       on its own (a subagent's calls) or cannot change anything outside the
       agent (the task table).
+    * ``preview``: for a tool that changes a file, what a call would change
+      (before/after text, for a diff on the approval card), without doing it.
     """
 
     name: str
@@ -123,6 +139,7 @@ class Tool:
     background_ok: bool = False
     system: bool = False
     default_allow: bool = False
+    preview: ToolPreview | None = None
     annotations: dict[str, Any] = field(default_factory=dict)
 
     def spec(self) -> ToolSpec:
@@ -154,6 +171,16 @@ class Tool:
         if not isinstance(value, str) or not value:
             value = next((v for v in args.values() if isinstance(v, str) and v), "")
         return value.strip().splitlines()[0] if value.strip() else ""
+
+    def change(self, ctx: RunContext, args: dict[str, Any]) -> FileChange | None:
+        """What ``args`` would change (``None``: not a file change, or it cannot
+        be worked out: an unreadable file, edit text not found). Never raises."""
+        if self.preview is None:
+            return None
+        try:
+            return self.preview(ctx, args)
+        except (OSError, ValueError, TypeError, ToolError):
+            return None
 
     async def call(self, ctx: RunContext, args: dict[str, Any]) -> str | ToolOutput:
         """Run the tool. Raises ``ToolError`` for anything the model should hear about."""

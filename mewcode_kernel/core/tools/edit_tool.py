@@ -6,14 +6,14 @@ import asyncio
 import difflib
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from ..errors import ToolError
-from ._files import atomic_write_text, read_text
-from ._paths import display_path, missing_path_error, write_destination
-from .base import tool
+from ._files import atomic_write_text, read_for_preview, read_text
+from ._paths import display_path, missing_path_error, resolve_path, write_destination
+from .base import FileChange, tool
 from .context import RunContext
 
 __all__ = ["edit_file"]
@@ -21,6 +21,29 @@ __all__ = ["edit_file"]
 _SNIPPET_CONTEXT = 3
 _SNIPPET_MAX_LINES = 30
 _LINE_NUMBER_PREFIX = re.compile(r"^\s*\d+\t")
+
+
+def _preview(ctx: RunContext, args: dict[str, Any]) -> FileChange | None:
+    path, old, new = args.get("path"), args.get("old_string"), args.get("new_string")
+    if not (isinstance(path, str) and isinstance(old, str) and isinstance(new, str)):
+        return None
+    exists, before = read_for_preview(resolve_path(ctx, path))
+    if not exists:
+        return FileChange(path=path, before=None, after=new, whole_file=False) if not old else None
+    if before is None:
+        return None
+    if not old:
+        return (
+            None
+            if before.strip()
+            else FileChange(path=path, before=before, after=new, whole_file=False)
+        )
+    old, new = _match_line_endings(before, old, new)
+    starts = _occurrences(before, old)
+    if not starts or (len(starts) > 1 and not args.get("replace_all")):
+        return None
+    after = before.replace(old, new) if args.get("replace_all") else before.replace(old, new, 1)
+    return FileChange(path=path, before=before, after=after, whole_file=False)
 
 
 @tool(
@@ -34,6 +57,7 @@ _LINE_NUMBER_PREFIX = re.compile(r"^\s*\d+\t")
     display_key="path",
     file_effect="edited",
     background_ok=True,
+    preview=_preview,
 )
 async def edit_file(
     ctx: RunContext,

@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from ..errors import ToolError
-from ._files import atomic_write_text
-from ._paths import display_path, write_destination
-from .base import tool
+from ._files import atomic_write_text, read_for_preview
+from ._paths import display_path, resolve_path, write_destination
+from .base import FileChange, tool
 from .context import RunContext
 
 __all__ = ["write_file"]
+
+
+def _preview(ctx: RunContext, args: dict[str, Any]) -> FileChange | None:
+    path, content = args.get("path"), args.get("content")
+    if not isinstance(path, str) or not isinstance(content, str) or not path.strip():
+        return None
+    exists, before = read_for_preview(resolve_path(ctx, path))
+    if exists and before is None:
+        return None
+    return FileChange(path=path, before=before, after=content, whole_file=True)
 
 
 @tool(
@@ -27,6 +37,7 @@ __all__ = ["write_file"]
     display_key="path",
     file_effect="edited",
     background_ok=True,
+    preview=_preview,
 )
 async def write_file(
     ctx: RunContext,

@@ -34,7 +34,11 @@ _GIT_READERS = frozenset({
     "log", "show", "diff", "status", "blame", "ls-files", "ls-tree", "grep", "rev-parse",
     "describe", "shortlog", "cat-file", "rev-list", "whatchanged", "reflog",
 })  # fmt: skip
-_GIT_LISTERS = {"branch": ("-a", "-r", "--list", "-v", "-vv"), "tag": ("-l", "--list"), "remote": ("-v",)}
+_GIT_LISTERS = {
+    "branch": ("-a", "-r", "--list", "-v", "-vv"),
+    "tag": ("-l", "--list"),
+    "remote": ("-v",),
+}
 
 
 def _part_writes(part: CommandPart) -> str | None:
@@ -62,7 +66,12 @@ def _part_writes(part: CommandPart) -> str | None:
     if program not in _READERS:
         return f"{program or part.text!r} is not known to only read"
     bad = next(
-        (a for a in args for o in _WRITING_OPTIONS.get(program, ()) if a == o or a.startswith(o + "=")),
+        (
+            a
+            for a in args
+            for o in _WRITING_OPTIONS.get(program, ())
+            if a == o or a.startswith(o + "=")
+        ),
         None,
     )
     return f"{program} {bad} writes a file" if bad else None

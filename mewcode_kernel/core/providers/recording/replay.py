@@ -31,6 +31,7 @@ from .transports import RecordingTransport, ReplayTransport
 
 __all__ = [
     "DEMO_CASSETTE",
+    "OFFLINE_HINT",
     "Cassette",
     "RecordingTransport",
     "ReplayProvider",
@@ -40,6 +41,16 @@ __all__ = [
 
 DEMO_CASSETTE = Path(__file__).resolve().parents[3] / "data" / "demo.cassette.json"
 """The bundled demo recording (package data), replayed when no API key is set."""
+
+OFFLINE_HINT = (
+    "No model is configured, so MewCode replays a recording offline ({source}), and a "
+    "replay can only play the task that was recorded. To use a real model set "
+    "ANTHROPIC_API_KEY or OPENAI_API_KEY (with OPENAI_BASE_URL for a local "
+    "OpenAI-compatible server), or add a provider to .mewcode.yaml (protocol: openai, "
+    "base_url: http://127.0.0.1:8000/v1, model: NAME); MEWCODE_CASSETTE plays another "
+    "recording."
+)
+"""Said with a mismatch of the offline default replay: what to set instead."""
 
 _ENDPOINTS: dict[str, tuple[str, str]] = {
     # protocol: (path suffix the SDK appends to its base URL, default base path)
@@ -92,8 +103,11 @@ class ReplayProvider:
         *,
         name: str = "replay",
         cassette_path: Path | None = None,
+        hint: str | None = None,
     ) -> None:
         self._inner = inner
+        #: Added to a mismatch: what to do instead (set for the offline default).
+        self.hint = hint
         self.transport = transport
         self._client = client
         self._name = name
@@ -162,13 +176,16 @@ class ReplayProvider:
                 if self.transport.failure is not None:
                     raise ReplayMismatch(str(self.transport.failure))
                 yield event
-        except ReplayMismatch:
-            raise
+        except ReplayMismatch as exc:
+            if self.hint is None:
+                raise
+            raise ReplayMismatch(f"{exc}\n{self.hint}") from exc
         except Exception as exc:
             mismatch = find_cause(exc, ReplayMismatch) or self.transport.failure
             if mismatch is None:
                 raise
-            raise ReplayMismatch(str(mismatch)) from exc
+            text = str(mismatch) + (f"\n{self.hint}" if self.hint else "")
+            raise ReplayMismatch(text) from exc
         finally:
             aclose = getattr(events, "aclose", None)
             if aclose is not None:

@@ -3,7 +3,9 @@
 Semantics (the same for ``glob``, pure-Python ``grep`` and the ripgrep flags
 chosen in ``rg_engine``):
 
-* ``.git`` is never entered or listed; hidden files are otherwise included.
+* ``.git`` and ``.mewcode`` (the agent's own sessions and settings: past
+  conversations must not leak back into the context) are never entered or
+  listed; hidden files are otherwise included.
 * Rules come from ``.gitignore`` files in the searched directory, every
   directory below it, and its ancestors up to the *ignore top*: the nearest
   ancestor holding ``.git`` (then nested repositories start afresh), else the
@@ -25,9 +27,11 @@ from pathlib import Path
 
 from .globpat import GlobError, translate
 
-__all__ = ["IgnoreFile", "SearchScope", "parse_gitignore", "walk_files"]
+__all__ = ["NEVER_SEARCHED", "IgnoreFile", "SearchScope", "parse_gitignore", "walk_files"]
 
 GITIGNORE = ".gitignore"
+NEVER_SEARCHED = frozenset({".git", ".mewcode"})
+"""Names never entered or listed below the searched directory."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +199,7 @@ class _PathChecker:
             head = rel[:-1].rpartition("/")[0]
             parent = self._stack(head + "/" if head else "")
             if parent is not None and (
-                rel[:-1].rpartition("/")[2] == ".git"
+                rel[:-1].rpartition("/")[2] in NEVER_SEARCHED
                 or is_ignored(parent, scope.prefix + rel[:-1], True)
             ):
                 parent = None
@@ -210,7 +214,7 @@ class _PathChecker:
     def __call__(self, rel: str) -> bool:
         head, _, name = rel.rpartition("/")
         stack = self._stack(head + "/" if head else "")
-        if stack is None or name == ".git":
+        if stack is None or name in NEVER_SEARCHED:
             return True
         return is_ignored(stack, self._scope.prefix + rel, False)
 
@@ -239,7 +243,7 @@ def walk_files(
         stack = scope.dir_stack(parent, dirpath, scope.prefix + rel, names)
         for e in entries:
             name = e.name
-            if name == ".git":
+            if name in NEVER_SEARCHED:
                 continue
             erel = rel + name
             try:

@@ -1,7 +1,7 @@
 """The ripgrep engine: one ``rg`` process per search, its plain output parsed.
 
 Flags make ripgrep follow the rules of ``ignore``: hidden files searched,
-``.git`` skipped, only ``.gitignore`` files consulted (no ``.ignore``,
+``.git`` and ``.mewcode`` skipped, only ``.gitignore`` files consulted (no ``.ignore``,
 ``.rgignore``, global excludes or ``.git/info/exclude``), no config file, no
 transcoding. Inside a git work tree ripgrep reads the ancestors'
 ``.gitignore`` up to the repository itself, as ``ignore`` does; outside one
@@ -19,6 +19,7 @@ import re
 import tempfile
 from typing import BinaryIO
 
+from .ignore import NEVER_SEARCHED
 from .query import GrepQuery, GrepResult, LineBlocks
 
 __all__ = ["MAX_OUTPUT_BYTES", "rg_args", "search"]
@@ -46,7 +47,7 @@ def rg_args(query: GrepQuery) -> list[str]:
     args.append("--ignore-case" if query.ignore_case else "--case-sensitive")
     if query.file_filter is not None:
         args += ["--glob", query.file_filter.glob]
-    args += ["--glob", "!.git"]
+    args += [arg for name in sorted(NEVER_SEARCHED) for arg in ("--glob", f"!{name}")]
     if query.mode == "files_with_matches":
         args.append("--files-with-matches")
     elif query.mode == "count":

@@ -1,0 +1,33 @@
+"""What the benchmarks share: a project whose model is a local scripted server,
+and the environment of the processes they start (no keys, no user config)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from mewcode_kernel.testing import scrubbed_env
+
+__all__ = ["bench_env", "scripted_project"]
+
+
+def scripted_project(tmp_path: Path, base_url: str) -> Path:
+    """``tmp_path/project`` with a ``.mewcode.yaml`` whose default provider is the
+    Anthropic-protocol server at ``base_url``."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / ".mewcode.yaml").write_text(
+        "default_provider: local\nproviders:\n  local:\n    protocol: anthropic\n"
+        f"    model: test-model\n    base_url: {base_url}\n    api_key: sk-test\n"
+    )
+    return root
+
+
+def bench_env(tmp_path: Path, pythonpath: str | None = None) -> dict[str, str]:
+    """A scrubbed environment with its own home; ``PYTHONPATH`` (default: this
+    process's) decides which code the started process runs."""
+    env = scrubbed_env(HOME=str(tmp_path / "home"))
+    pythonpath = pythonpath or os.environ.get("PYTHONPATH")
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    return env
