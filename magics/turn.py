@@ -217,6 +217,8 @@ async def turn_events(
             yield event
     except (asyncio.CancelledError, GeneratorExit):
         outcome.cancelled = True
+        # what the cut-off turn spent, so the footer and provenance count it
+        outcome.done = session.state.cancelled_turn
         raise
     finally:
         renderer.finish(

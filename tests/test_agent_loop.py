@@ -349,6 +349,11 @@ async def test_cancel_mid_stream_keeps_partial_text_and_can_continue(tmp_path: P
         await task
     assert [m.role for m in conv.messages] == ["user", "assistant"]
     assert conv.messages[-1].text == "half an ans" and conv.messages[-1].meta["interrupted"]
+    # nothing reported by this provider: the request and what streamed are estimated
+    cut = agent.state.cancelled_turn
+    assert cut is not None and cut.reason == "cancelled"
+    assert cut.usage.input_tokens > 0 and cut.usage.output_tokens == 3  # 11 chars
+    assert agent.state.usage == cut.usage
 
     agent.provider = ScriptedModel([reply("continuing")])
     events = await collect(agent.run(conv, "go on"))

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from mewcode_kernel.testing.wire import ScriptedServer, WireReply, reply
+from mewcode_kernel.core.usage import Usage
+from mewcode_kernel.testing.wire import ScriptedServer, WireReply, reply, stall_after
 from tests._kernel import Kernel, jupyter_path, kernel, project, script, server  # noqa: F401
 
 #: An interrupted cell must end promptly; this only bounds the wait (no timing assert).
@@ -126,6 +127,29 @@ def test_interrupt_during_a_slow_stream(kernel: Kernel, script: ScriptedServer) 
         release.set()
     assert cell.errors[0]["ename"] == "AgentInterrupted"
     assert kernel.ok("%agent Again, quickly.").markdown[-1] == "Fresh answer."
+
+
+def test_an_interrupted_turn_reports_what_it_spent(
+    kernel: Kernel, script: ScriptedServer, text_renderer: None
+) -> None:
+    spent = Usage(input_tokens=3700, output_tokens=800)
+    answer, stall = stall_after(6, reply(text="A long explanation. " * 30, usage=spent))
+    script.add(answer)
+    try:
+        msg_id = kernel.execute("%%agent --new\nExplain everything.", allow_stdin=True)
+        assert stall.reached.wait(timeout=BOUND * 3)
+        kernel.km.interrupt_kernel()
+        cell = kernel.collect(msg_id, timeout=BOUND)
+    finally:
+        stall.release()
+    assert cell.errors[0]["ename"] == "AgentInterrupted"
+    meta = cell.provenance[-1]
+    assert meta["stop_reason"] == "cancelled"
+    assert meta["tokens"]["input_tokens"] == 3700  # reported by message_start, before the cut
+    assert 1 <= meta["tokens"]["output_tokens"] < 800
+    assert meta["cost_usd"] > 0.011  # 3,700 input tokens of claude-sonnet-4-5 at $3/M
+    cost = kernel.ok("/cost").text  # the session's total counts it too
+    assert "3,700" in cost, cost
 
 
 def test_interrupt_of_a_plain_async_cell_is_prompt_too(kernel: Kernel) -> None:

@@ -23,6 +23,7 @@ from mewcode_kernel.core.events import (
     TextDelta,
     ThinkingDelta,
     ToolCallStarted,
+    UsageReported,
 )
 from mewcode_kernel.core.messages import (
     RedactedThinkingBlock,
@@ -41,6 +42,7 @@ from mewcode_kernel.core.providers.anthropic import (
     to_anthropic_request,
 )
 from mewcode_kernel.core.providers.base import ModelRequest, ToolSpec
+from mewcode_kernel.core.usage import Usage
 from tests._fixtures import FIXTURES
 from tests._mock_http import (
     Server,
@@ -257,7 +259,12 @@ async def test_refusal_with_empty_text_block() -> None:
     assert done.stop_reason == "refusal"
     assert done.message.content == []
     assert (done.usage.input_tokens, done.usage.output_tokens) == (20, 0)
-    assert events == [done]
+    # the counts as they arrived (message_start, message_delta), then the response
+    assert events == [
+        UsageReported(usage=Usage(input_tokens=20, output_tokens=1)),
+        UsageReported(usage=Usage(input_tokens=20, output_tokens=0)),
+        done,
+    ]
 
 
 @needs_fixtures
@@ -498,9 +505,11 @@ def test_fold_accepts_plain_dicts_and_unknown_blocks() -> None:
     done = events[-1]
     assert isinstance(done, ResponseDone)
     assert events[:-1] == [
+        UsageReported(usage=Usage(input_tokens=5)),
         TextDelta(text="A"),
         TextDelta(text="B"),
         ToolCallStarted(id="t", name="n"),
+        UsageReported(usage=Usage(input_tokens=5, output_tokens=9)),
     ]
     assert done.message.text == "AB"
     (call,) = done.message.tool_uses

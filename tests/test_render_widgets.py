@@ -220,6 +220,16 @@ async def test_footer_shows_tokens_turns_cost_and_carries_the_provenance() -> No
     assert cell.markdown == "Not streamed."
 
 
+async def test_an_interrupted_turn_footer_counts_what_it_spent() -> None:
+    cell = FakeCell()
+    r = renderer(cell)
+    r.on_event(TextDelta(text="Half an ans"))
+    r.finish(done(reason="cancelled"), cancelled=True, metadata={"cost_usd": 0.0051})
+    footer = cell.outputs[-1].plain
+    assert footer.startswith("■ interrupted · 2,000 in · 800 cached · 345 out · 1 model turn · ")
+    assert "$0.0051" in footer
+
+
 async def test_a_background_turn_draws_inside_one_box_that_outlives_the_cell(
     comm_log: CommLog,
 ) -> None:

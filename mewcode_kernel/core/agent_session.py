@@ -251,6 +251,7 @@ class AgentSession:
 
     async def run(self, prompt: str, *, max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
         """Run one user turn; every message is on disk as soon as it exists."""
+        self.state.cancelled_turn = None
         async for event in self._prepare():
             yield event
         outcome = await self.lifecycle.fire("UserPromptSubmit", prompt=prompt)

@@ -76,6 +76,16 @@ class RetryScheduled:
 
 
 @dataclass(**_EV)
+class UsageReported:
+    """What the provider has billed for the response in flight so far
+    (cumulative), sent before it completes so that an interrupted or
+    retried response is still counted."""
+
+    kind: Literal["usage_reported"] = field(default="usage_reported", init=False)
+    usage: Usage
+
+
+@dataclass(**_EV)
 class ResponseDone:
     """The whole response, assembled. Always the last event of a model stream."""
 
@@ -86,7 +96,9 @@ class ResponseDone:
     model: str = ""
 
 
-ModelEvent = TextDelta | ThinkingDelta | ToolCallStarted | RetryScheduled | ResponseDone
+ModelEvent = (
+    TextDelta | ThinkingDelta | ToolCallStarted | RetryScheduled | UsageReported | ResponseDone
+)
 
 
 # --- agent loop -------------------------------------------------------------

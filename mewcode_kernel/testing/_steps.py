@@ -5,6 +5,7 @@ Each step answers one request, rendered in the protocol of that request.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -15,22 +16,45 @@ from ..core.usage import Usage
 __all__ = [
     "ERROR_MESSAGES",
     "ERROR_TYPES",
+    "Stall",
     "WireReply",
     "WireStatus",
     "WireStep",
     "drop_after",
     "reply",
     "sse_error",
+    "stall_after",
     "status",
     "usage",
 ]
+
+
+@dataclass(eq=False)
+class Stall:
+    """Where a streamed reply pauses: after ``after`` SSE frames, until
+    ``release()`` (or ``timeout`` seconds). ``reached`` is set when it pauses,
+    so a test can act (interrupt, cancel) on a response known to be mid-stream."""
+
+    after: int
+    timeout: float = 60.0
+    reached: threading.Event = field(default_factory=threading.Event)
+    released: threading.Event = field(default_factory=threading.Event)
+
+    def release(self) -> None:
+        self.released.set()
+
+    def wait(self) -> None:
+        """Called by the server at the pause."""
+        self.reached.set()
+        self.released.wait(self.timeout)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class WireReply:
     """A streamed reply. ``cut_after``: end the stream after that many SSE
     frames (the connection drops mid-body); ``error``: (type, message) of an
-    ``event: error`` frame sent after ``cut_after`` frames instead."""
+    ``event: error`` frame sent after ``cut_after`` frames instead; ``stall``:
+    pause mid-stream (see ``Stall``)."""
 
     blocks: tuple[Block, ...] = ()
     stop_reason: str | None = None
@@ -38,6 +62,7 @@ class WireReply:
     model: str | None = None
     cut_after: int | None = None
     error: tuple[str, str] | None = None
+    stall: Stall | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -115,6 +140,14 @@ def drop_after(n_events: int, then: WireReply | None = None) -> WireReply:
     """``then`` (default: a short text reply) with the connection cut after ``n_events`` SSE frames."""
     base = then or reply(text="This reply is cut off before its end.")
     return replace(base, cut_after=n_events)
+
+
+def stall_after(n_events: int, then: WireReply | None = None) -> tuple[WireReply, Stall]:
+    """``then`` (default: a short text reply) paused after ``n_events`` SSE
+    frames, and the ``Stall`` that releases it."""
+    stall = Stall(after=n_events)
+    base = then or reply(text="This reply pauses half way through.")
+    return replace(base, stall=stall), stall
 
 
 def sse_error(

@@ -43,12 +43,14 @@ from ._sse import (
 from ._steps import (
     ERROR_MESSAGES,
     ERROR_TYPES,
+    Stall,
     WireReply,
     WireStatus,
     WireStep,
     drop_after,
     reply,
     sse_error,
+    stall_after,
     status,
     usage,
 )
@@ -57,12 +59,14 @@ from .scripted import ScriptError, default_stop_reason
 __all__ = [
     "ReceivedRequest",
     "ScriptedServer",
+    "Stall",
     "WireReply",
     "WireStatus",
     "WireStep",
     "drop_after",
     "reply",
     "sse_error",
+    "stall_after",
     "status",
     "usage",
 ]
@@ -305,7 +309,10 @@ class ScriptedServer:
         h.send_header("request-id", f"req_scripted_{n:04d}")
         h.end_headers()
         try:
-            for frame in frames:
+            for i, frame in enumerate(frames):
+                if step.stall is not None and i == step.stall.after:
+                    h.wfile.flush()
+                    step.stall.wait()
                 data = frame.encode()
                 h.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             if cut:  # no terminating chunk: the client sees the body end early

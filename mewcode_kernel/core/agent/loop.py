@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING
 
 from ..context import ContextManager
+from ..context.tokens import CHARS_PER_TOKEN, estimate_request
 from ..conversation import CANCELLED_RESULT, Conversation
 from ..errors import ProviderError
 from ..events import (
@@ -35,7 +36,9 @@ from ..events import (
     ResponseDone,
     RetryScheduled,
     TextDelta,
+    ThinkingDelta,
     TurnDone,
+    UsageReported,
 )
 from ..lifecycle import Lifecycle, LifecycleDispatcher
 from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -244,10 +247,16 @@ class _Turn:
         self.pending: Round | None = None
         self.partial: list[str] = []
         self.scope = CancelScope()
+        # the response in flight: its request, what the provider has reported
+        # so far, and how much it streamed (to estimate an interrupted one)
+        self.in_flight: ModelRequest | None = None
+        self.reported = Usage()
+        self.streamed_chars = 0
 
     async def run(self, prompt: str | Message) -> AsyncIterator[AgentEvent]:
         agent = self.agent
         agent.state.user_turns += 1
+        agent.state.cancelled_turn = None
         try:
             message = (
                 Message(role="user", content=[TextBlock(text=prompt)])
@@ -262,6 +271,10 @@ class _Turn:
             # cancelled, or a broken invariant (a strict test double): repair and re-raise
             self.scope.cancel()
             self._close_pending()
+            self._count_unfinished()
+            agent.state.cancelled_turn = agent.done(
+                "cancelled", self.final_text, self.usage, self.turn
+            )
             raise
         except Exception as exc:  # a bug in a gate, hook or the plumbing: end this turn only
             self.scope.cancel()
@@ -289,31 +302,43 @@ class _Turn:
             yield ModelRequestStarted(turn=self.turn)
             done: ResponseDone | None = None
             self.partial.clear()
+            self._begin_response(request)
             try:
                 async for event in agent.provider.stream(request):
                     if isinstance(event, ResponseDone):
                         done = event
                         continue
+                    if isinstance(event, UsageReported):
+                        self.reported = event.usage
+                        continue
                     if isinstance(event, RetryScheduled):
                         self.partial.clear()
+                        self._count(self.reported)  # the failed attempt was billed so far
+                        self._begin_response(request)
                     elif isinstance(event, TextDelta):
                         self.partial.append(event.text)
+                        self.streamed_chars += len(event.text)
+                    elif isinstance(event, ThinkingDelta):
+                        self.streamed_chars += len(event.text)
                     yield event
             except ProviderError as exc:
                 self.partial.clear()
+                self._count(self.reported)
+                self.in_flight = None
                 async for event in self._stream_failed(str(exc)):
                     yield event
                 return
             self.partial.clear()
+            self.in_flight = None
             if done is None:
+                self._count(self.reported)
                 async for event in self._stream_failed(
                     f"{agent.provider.name}: the response ended without being completed"
                 ):
                     yield event
                 return
 
-            self.usage = self.usage + done.usage
-            agent.state.usage = agent.state.usage + done.usage
+            self._count(done.usage)
             agent.state.last_usage = done.usage
             message = done.message
             if message.content:
@@ -343,8 +368,7 @@ class _Turn:
             async for event in run_round(agent, self.pending, self.scope):
                 yield event
             rnd, self.pending = self.pending, None
-            self.usage = self.usage + rnd.usage
-            agent.state.usage = agent.state.usage + rnd.usage
+            self._count(rnd.usage)
             async for event in self._write_user_side(_results_message(rnd), rnd.context):
                 yield event
             if rnd.stop is not None:
@@ -415,6 +439,30 @@ class _Turn:
         )
         for notice in outcome.notices:
             yield notice
+
+    def _begin_response(self, request: ModelRequest) -> None:
+        self.in_flight = request
+        self.reported = Usage()
+        self.streamed_chars = 0
+
+    def _count(self, usage: Usage) -> None:
+        self.usage = self.usage + usage
+        self.agent.state.usage = self.agent.state.usage + usage
+
+    def _count_unfinished(self) -> None:
+        """Count the response cut off mid-stream: what the provider reported
+        (Anthropic sends the input counts first), else an estimate from the
+        request and from what streamed."""
+        request, self.in_flight = self.in_flight, None
+        if request is None:
+            return
+        usage = self.reported
+        if usage.total_input_tokens == 0:
+            usage = usage + Usage(input_tokens=estimate_request(request))
+        streamed = -(-self.streamed_chars // CHARS_PER_TOKEN)
+        if streamed > usage.output_tokens:
+            usage = usage + Usage(output_tokens=streamed - usage.output_tokens)
+        self._count(usage)
 
     def _close_pending(self) -> None:
         """Leave the conversation valid: answer unanswered calls, keep partial text."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from ..context.state import ContextState
+from ..events import TurnDone
 from ..usage import Usage
 
 __all__ = ["ConversationState"]
@@ -23,7 +24,9 @@ class ConversationState:
       breaker (``ContextState``);
     * ``pending_reminders``: texts for the next user-side message's ``<system-reminder>``
       blocks; ``idle_gap``: a resumed session's inactivity, noted once;
-    * ``active_skills``: skill bodies activated by name (the skills issue).
+    * ``active_skills``: skill bodies activated by name (the skills issue);
+    * ``cancelled_turn``: what the last user turn spent when it was cancelled
+      (it could not yield its ``TurnDone``); cleared when a turn starts.
     """
 
     usage: Usage = field(default_factory=Usage)
@@ -34,6 +37,7 @@ class ConversationState:
     pending_reminders: list[str] = field(default_factory=list)
     idle_gap: timedelta | None = None
     active_skills: dict[str, str] = field(default_factory=dict)
+    cancelled_turn: TurnDone | None = None
 
     def add_usage(self, usage: Usage) -> None:
         """Count tokens spent outside a turn's own responses (e.g. a summary)."""
@@ -58,3 +62,4 @@ class ConversationState:
         self.pending_reminders = []
         self.idle_gap = None
         self.active_skills.clear()
+        self.cancelled_turn = None

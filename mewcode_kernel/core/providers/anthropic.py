@@ -30,7 +30,14 @@ from typing import Any
 
 import anthropic
 
-from ..events import ModelEvent, ResponseDone, TextDelta, ThinkingDelta, ToolCallStarted
+from ..events import (
+    ModelEvent,
+    ResponseDone,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallStarted,
+    UsageReported,
+)
 from ..messages import (
     Block,
     ImageBlock,
@@ -227,7 +234,8 @@ class AnthropicStreamFold:
         if kind == "message_start":
             message = _get(event, "message")
             self.model = _get(message, "model") or self.model
-            self._take_usage(_get(message, "usage"))
+            if self._take_usage(_get(message, "usage")):
+                return [UsageReported(usage=self.usage)]
         elif kind == "content_block_start":
             return self._start(_get(event, "index"), _get(event, "content_block"))
         elif kind == "content_block_delta":
@@ -236,18 +244,33 @@ class AnthropicStreamFold:
                 return self._delta(part, _get(event, "delta"))
         elif kind == "message_delta":
             self.stop_reason = _get(_get(event, "delta"), "stop_reason") or self.stop_reason
-            self._take_usage(_get(event, "usage"))
+            if self._take_usage(_get(event, "usage")):
+                return [UsageReported(usage=self.usage)]
         elif kind == "message_stop":
             self.saw_message_stop = True
         return []
 
-    def _take_usage(self, usage: Any) -> None:
+    def _take_usage(self, usage: Any) -> bool:
+        """Note the counts ``usage`` holds; whether it held any."""
         if usage is None:
-            return
+            return False
+        seen = False
         for key in _USAGE_KEYS:
             value = _get(usage, key)
             if isinstance(value, int):
                 self._usage[key] = value
+                seen = True
+        return seen
+
+    @property
+    def usage(self) -> Usage:
+        """The counts reported so far (``message_delta`` carries the final ones)."""
+        return Usage(
+            input_tokens=self._usage.get("input_tokens", 0),
+            output_tokens=self._usage.get("output_tokens", 0),
+            cache_read_tokens=self._usage.get("cache_read_input_tokens", 0),
+            cache_creation_tokens=self._usage.get("cache_creation_input_tokens", 0),
+        )
 
     def _start(self, index: Any, block: Any) -> list[ModelEvent]:
         kind = _get(block, "type")
@@ -313,16 +336,10 @@ class AnthropicStreamFold:
                 blocks.append(RedactedThinkingBlock(data=part.data))
             elif part.kind == "tool_use":
                 blocks.append(_tool_use(part, stop_reason))
-        usage = Usage(
-            input_tokens=self._usage.get("input_tokens", 0),
-            output_tokens=self._usage.get("output_tokens", 0),
-            cache_read_tokens=self._usage.get("cache_read_input_tokens", 0),
-            cache_creation_tokens=self._usage.get("cache_creation_input_tokens", 0),
-        )
         return ResponseDone(
             message=Message(role="assistant", content=blocks),
             stop_reason=stop_reason,
-            usage=usage,
+            usage=self.usage,
             model=self.model,
         )
 
