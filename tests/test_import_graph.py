@@ -22,14 +22,14 @@ CORE = "mewcode_kernel.core"
 
 # Lowest first. Each entry: the core's top-level modules and packages in that layer.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"errors", "messages", "usage", "events", "pricing", "lifecycle"}),
-    frozenset({"config", "fs", "prompt", "conversation"}),
+    frozenset({"errors", "messages", "usage", "events", "pricing", "lifecycle", "redaction"}),
+    frozenset({"config", "fs", "prompt", "conversation", "sandbox", "trust"}),
     frozenset({"providers"}),
     frozenset({"tools"}),
     frozenset({"permission"}),
     frozenset({"context", "session", "tasks"}),
     frozenset({"agent"}),
-    frozenset({"agent_context", "agent_session", "commands"}),
+    frozenset({"agent_context", "agent_safety", "agent_session", "commands"}),
 )
 RANK = {name: n for n, layer in enumerate(LAYERS) for name in layer}
 

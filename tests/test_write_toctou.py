@@ -94,7 +94,9 @@ async def test_symlink_inside_the_project_is_written_through(tree: tuple[Path, P
     assert (root / "notes.txt").read_text() == "new"
 
 
-async def test_swap_inside_an_additional_directory_is_refused(tmp_path: Path) -> None:
+async def test_swap_inside_an_additional_directory_is_refused(
+    tmp_path: Path, trusted_projects: None
+) -> None:
     import json
 
     from mewcode_kernel.core import AgentSession

@@ -10,6 +10,7 @@ Real errors, under one root::
      │    └── ReplayMismatch a replayed request differs from the cassette
      ├── ToolError          a tool refused its input or failed (becomes an error result)
      └── SessionError       a session cannot be found or read
+          └── SessionInUse  another process is writing the session
 
 Cancelling a turn is not an error: the task running it is cancelled
 (``asyncio.CancelledError``) and the loop leaves the conversation valid.
@@ -23,6 +24,7 @@ __all__ = [
     "ProviderError",
     "ReplayMismatch",
     "SessionError",
+    "SessionInUse",
     "ToolError",
 ]
 
@@ -81,3 +83,13 @@ class ToolError(MewcodeError):
 
 class SessionError(MewcodeError):
     """A session could not be found or read."""
+
+
+class SessionInUse(SessionError):
+    """Another process (a second kernel, say) holds the session's lock: only
+    one writes a session. ``session_id`` and the holder's ``pid`` say which."""
+
+    def __init__(self, message: str, *, session_id: str, pid: int | None = None) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.pid = pid

@@ -34,6 +34,7 @@ PROVIDER_ENV_VARS: tuple[str, ...] = (
     "MEWCODE_CASSETTE",
     "MEWCODE_RECORD",
     "MEWCODE_RENDERER",
+    "MEWCODE_TRUST_PROJECT",
 )
 """Never inherited by a test: the developer's keys, endpoints and MewCode settings."""
 

@@ -65,5 +65,7 @@ async def run_command(session: AgentSession, text: str) -> CommandResult:
     cmd = COMMANDS.get(name)
     if cmd is None:
         known = ", ".join(f"/{n}" for n in sorted(COMMANDS))
-        return CommandResult(markdown=f"Unknown command `/{name}`. Known commands: {known}.", error=True)
+        return CommandResult(
+            markdown=f"Unknown command `/{name}`. Known commands: {known}.", error=True
+        )
     return await cmd.handler(session, args.strip())

@@ -18,7 +18,13 @@ from .providers import (
     default_context_window,
     default_max_tokens,
 )
-from .resolved import ConfiguredProvider, ConfiguredRule, McpServerConfig, ResolvedConfig
+from .resolved import (
+    ConfiguredProvider,
+    ConfiguredRule,
+    McpServerConfig,
+    ResolvedConfig,
+    SandboxSettings,
+)
 
 __all__ = [
     "DEFAULT_ANTHROPIC_MODEL",
@@ -31,6 +37,7 @@ __all__ = [
     "McpServerConfig",
     "ProviderSettings",
     "ResolvedConfig",
+    "SandboxSettings",
     "default_context_window",
     "default_max_tokens",
     "load_config",

@@ -53,6 +53,7 @@ __all__ = [
     "BUILTIN",
     "SESSION",
     "Behavior",
+    "BrokenRule",
     "Rule",
     "RuleError",
     "RuleFamily",
@@ -115,6 +116,54 @@ class RuleProblem:
         if not self.text:
             return f"{self.source}: {self.message}"
         return f"{self.source}: permission rule {self.text!r} {what}: {self.message}"
+
+
+_LEADING_TOOL = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_\-]*\*?)")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BrokenRule:
+    """A deny rule that could not be read (or a file of rules that could not
+    be), kept so that what it may have protected asks instead of opening up.
+
+    ``tool`` is the tool name it starts with (``None``: unknown, so it may
+    cover any call)."""
+
+    text: str
+    source: RuleSource
+    tool: str | None
+    message: str
+
+    @classmethod
+    def of(cls, text: object, source: RuleSource, message: str) -> BrokenRule:
+        m = _LEADING_TOOL.match(text) if isinstance(text, str) else None
+        shown = text if isinstance(text, str) else repr(text)
+        return cls(text=shown, source=source, tool=m.group(1) if m else None, message=message)
+
+    def covers(
+        self, tool: str, names: frozenset[str], family: RuleFamily, reads_paths: bool
+    ) -> bool:
+        """Whether a call of ``tool`` (known to rules as ``names``, of rule
+        ``family``) may be one this rule was meant to deny."""
+        if self.tool is None:
+            return True
+        if self.tool.startswith("mcp__"):
+            return tool.startswith(self.tool.rstrip("*"))
+        if self.tool in names:
+            return True
+        meant = _family(self.tool)
+        if meant == "read":  # commands and edits read files too
+            return family in ("read", "command") or reads_paths
+        if meant == "edit":
+            return family in ("edit", "command")
+        return meant is not None and meant == family
+
+    @property
+    def reason(self) -> str:
+        return (
+            f"the deny rule {self.text!r} in {self.source.label} could not be read "
+            f"({self.message}); what it may cover asks until it is fixed"
+        )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -313,12 +362,19 @@ def parse_rule(text: object, behavior: Behavior, source: RuleSource) -> Rule:
 
 
 class RuleSet:
-    """Rules in the order they were added, plus the problems met loading them."""
+    """Rules in the order they were added, the problems met loading them, and
+    the deny rules that could not be read (``broken``: they fail closed)."""
 
-    def __init__(self, rules: Iterable[Rule] = (), problems: Iterable[RuleProblem] = ()) -> None:
+    def __init__(
+        self,
+        rules: Iterable[Rule] = (),
+        problems: Iterable[RuleProblem] = (),
+        broken: Iterable[BrokenRule] = (),
+    ) -> None:
         self.rules: list[Rule] = []
         self._seen: set[Rule] = set()
         self.problems: list[RuleProblem] = list(problems)
+        self.broken: list[BrokenRule] = list(broken)
         for rule in rules:
             self.add(rule)
 
@@ -347,7 +403,13 @@ class RuleSet:
             rule = parse_rule(text, behavior, source)
         except RuleError as exc:
             shown = text if isinstance(text, str) else repr(text)
-            self.problems.append(RuleProblem(source=source.label, text=shown, message=str(exc)))
+            message = str(exc)
+            if behavior == "deny":
+                broken = BrokenRule.of(text, source, message)
+                self.broken.append(broken)
+                covered = f"calls of {broken.tool}" if broken.tool else "every call"
+                message += f"; {covered} will ask until it is fixed (a deny rule fails closed)"
+            self.problems.append(RuleProblem(source=source.label, text=shown, message=message))
             return None
         for note in rule.notes:
             self.problems.append(
@@ -361,6 +423,20 @@ class RuleSet:
         for rule in other.rules:
             self.add(rule)
         self.problems.extend(other.problems)
+        self.broken.extend(other.broken)
+
+    def fail_closed(self, source: RuleSource, message: str) -> None:
+        """A whole file of rules could not be read: every call asks until it is fixed."""
+        self.broken.append(
+            BrokenRule(text="(the whole file)", source=source, tool=None, message=message)
+        )
+        self.problems.append(
+            RuleProblem(
+                source=source.label,
+                text="",
+                message=f"{message}; it may hold deny rules, so every call asks until it is fixed",
+            )
+        )
 
     def copy(self) -> RuleSet:
-        return RuleSet(self.rules, self.problems)
+        return RuleSet(self.rules, self.problems, self.broken)

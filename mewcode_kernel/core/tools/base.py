@@ -99,7 +99,9 @@ class Tool:
       exempt from tool allowlists (``load_skill``); ``default_allow``:
       allowed unless a rule says otherwise, because what it does is checked
       on its own (a subagent's calls) or cannot change anything outside the
-      agent (the task table).
+      agent (the task table). ``sandboxed``: the processes it starts run in
+      the session's OS sandbox when one is active (``ctx.services.sandbox``),
+      which the permission engine counts on.
     """
 
     name: str
@@ -120,6 +122,7 @@ class Tool:
     background_ok: bool = False
     system: bool = False
     default_allow: bool = False
+    sandboxed: bool = False
     annotations: dict[str, Any] = field(default_factory=dict)
 
     def spec(self) -> ToolSpec:

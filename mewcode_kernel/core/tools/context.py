@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..lifecycle import LifecycleDispatcher
     from ..permission import ApprovalHandler, PermissionGate
     from ..providers.base import Provider
+    from ..sandbox import Sandbox
     from ..tasks import TaskManager
     from .registry import ToolRegistry
 
@@ -52,6 +53,17 @@ class AgentServices(Protocol):
 
     @property
     def tools(self) -> ToolRegistry: ...
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        """The session's OS sandbox; spawn processes through ``sandbox.wrap``."""
+        ...
+
+    async def ask_person(self, ctx: RunContext, reason: str) -> bool:
+        """Ask a person, now, to approve something about the running call
+        (``ctx.call``) that no rule or policy may approve: ``False`` when
+        nobody can be asked (headless), when they say no, or in ``dontAsk``."""
+        ...
 
 
 class CancelScope:
