@@ -76,6 +76,7 @@ class AgentController:
         self.start_dir = Path.cwd()
         self.session: AgentSession | None = None
         self._tasks: TaskManager | None = None
+        self._trust_offered: set[str] = set()  # settings digests the card has shown
 
     # --- one cell ------------------------------------------------------------------
 
@@ -106,10 +107,13 @@ class AgentController:
             from mewcode_kernel.core.errors import SessionError
 
             try:
-                loaded = await session.resume(options.resume)
+                loaded = await session.resume(options.resume, fork=options.fork)
             except SessionError as exc:
                 raise AgentCellError(f"cannot resume {options.resume!r}: {exc}") from None
-            print(f"↪ resumed session {loaded.id} ({len(loaded.messages)} messages)")
+            if options.fork:
+                print(f"↪ forked session {loaded.id} into {session.session_id}")
+            else:
+                print(f"↪ resumed session {loaded.id} ({len(loaded.messages)} messages)")
         return session
 
     def _session(self) -> AgentSession:
@@ -150,8 +154,10 @@ class AgentController:
     async def _run_turn(self, session: AgentSession, call: AgentCall) -> None:
         from mewcode_kernel.core.errors import MewcodeError
 
+        from .trust import offer_trust
         from .turn import drive_turn
 
+        await offer_trust(self.shell, session, self._trust_offered)
         renderer, warning = self._attach_renderer(session, background=False)
         async with _cell_overrides(session, call.options):
             try:
@@ -221,7 +227,7 @@ class AgentController:
             from mewcode_kernel.core.errors import SessionError
 
             try:
-                await session.resume(options.resume)
+                await session.resume(options.resume, fork=options.fork)
             except SessionError as exc:
                 raise AgentCellError(f"cannot resume {options.resume!r}: {exc}") from None
         renderer, warning = self._attach_renderer(session, background=True)

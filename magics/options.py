@@ -23,7 +23,7 @@ __all__ = ["MODES", "AgentCall", "AgentOptions", "agent", "parse_cell"]
 
 
 #: Options that take no value; every other ``--option`` takes the next word.
-_FLAGS = frozenset({"--new", "--background"})
+_FLAGS = frozenset({"--new", "--background", "--fork"})
 _WORD = re.compile(r"\S+")
 
 
@@ -37,6 +37,11 @@ _WORD = re.compile(r"\S+")
 )
 @argument("--new", action="store_true", help="Start a new session.")
 @argument("--resume", metavar="SESSION_ID", help="Continue a stored session (an id prefix works).")
+@argument(
+    "--fork",
+    action="store_true",
+    help="With --resume: continue a copy in a new session (one in use by another kernel).",
+)
 @argument("--agent", metavar="NAME", help="Run the turn as this subagent definition.")
 @argument("--max-turns", metavar="N", type=int, help="Stop after N model requests.")
 @argument(
@@ -70,6 +75,7 @@ class AgentOptions:
     mode: str | None = None
     new: bool = False
     resume: str | None = None
+    fork: bool = False
     agent: str | None = None
     max_turns: int | None = None
     background: bool = False
@@ -131,6 +137,8 @@ def _parse_options(text: str) -> AgentOptions:
     args = parse_argstring(agent, text)
     if args.new and args.resume:
         raise UsageError("use either --new or --resume SESSION_ID, not both")
+    if args.fork and not args.resume:
+        raise UsageError("--fork goes with --resume SESSION_ID (it continues a copy of it)")
     if args.max_turns is not None and args.max_turns < 1:
         raise UsageError(f"--max-turns must be at least 1, not {args.max_turns}")
     if args.out is not None and not args.out.isidentifier():
@@ -141,6 +149,7 @@ def _parse_options(text: str) -> AgentOptions:
         mode=args.mode,
         new=args.new,
         resume=args.resume,
+        fork=args.fork,
         agent=args.agent,
         max_turns=args.max_turns,
         background=args.background,

@@ -188,6 +188,8 @@ class AgentSession:
         """The person trusts the project's settings as they are now: remember it
         and apply them from the next call on (config, rules, mode default,
         sandbox); session rules and the conversation are kept."""
+        ignored = self.safety.trust.notice()
+        self._pending_notices[:] = [n for n in self._pending_notices if n.message != ignored]
         self.safety.approve()
         self.config, gate = self.safety.reload(self.agent.gate, self._audit)
         self.agent.gate = gate

@@ -46,7 +46,8 @@ class SessionLock:
                     who = f" (process {pid})" if pid else ""
                     raise SessionInUse(
                         f"session {session_id} is in use by another kernel or session{who}; "
-                        f"`/resume {session_id} --fork` continues a copy of it",
+                        f"`/resume {session_id} --fork` (or `%%agent --resume {session_id} "
+                        "--fork`) continues a copy of it in a new session",
                         session_id=session_id,
                         pid=pid,
                     ) from None

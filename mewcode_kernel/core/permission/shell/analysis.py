@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import posixpath
+import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -72,6 +73,7 @@ _SAFE_SET = frozenset(
 )  # fmt: skip
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _MAX_OPERANDS = 200
+_STDIN_ARGS = frozenset({"xargs", "parallel"})
 
 
 def _tilde_trick(raw: str) -> bool:
@@ -83,18 +85,31 @@ def _tilde_trick(raw: str) -> bool:
     )
 
 
-def _operand(word: Word) -> str | None:
-    """The path a word may name: the word, the value of ``--opt=value`` /
-    ``key=value``, or what follows a short option (``-o../x``)."""
+# an absolute, home or parent path inside a larger word: a sed or awk
+# script's file (``w /x``), a quoted option value, ``key:/path``
+_EMBEDDED = re.compile(r"""(?:^|[\s=:,;'"(>])((?:/|~/|\.\./)[^\s'"),;]*)""")
+
+
+def _operands(word: Word) -> list[str]:
+    """The paths a word may name: the word, the value of ``--opt=value`` /
+    ``key=value``, what follows a short option (``-o../x``), and absolute or
+    parent paths inside it."""
     value = word.value
+    found: list[str] = []
     if value.startswith("-"):
         if "=" in value:
-            return value.split("=", 1)[1] or None
-        rest = value[2:] if len(value) > 2 and not value.startswith("--") else ""
-        return rest if rest.startswith(("/", ".", "~")) else None
-    if "=" in value and not value.startswith(("/", ".", "~")):
-        return value.split("=", 1)[1] or None
-    return value or None
+            found.append(value.split("=", 1)[1])
+        else:
+            rest = value[2:] if len(value) > 2 and not value.startswith("--") else ""
+            if rest.startswith(("/", ".", "~")):
+                found.append(rest)
+    elif "=" in value and not value.startswith(("/", ".", "~")):
+        found.append(value.split("=", 1)[1])
+    else:
+        found.append(value)
+    if "://" not in value:
+        found += [m.group(1) for m in _EMBEDDED.finditer(value) if m.group(1) not in found]
+    return [f for f in found if f]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -270,10 +285,9 @@ class _Builder:
             if w.expands or w.subs:
                 dynamic = True
                 continue
-            value = _operand(w)
-            if value is None:
-                continue
-            (globbed if w.globs else operands).append(value)
+            (globbed if w.globs else operands).extend(_operands(w))
+        if run and posixpath.basename(run[0].value) in _STDIN_ARGS:
+            dynamic = True  # its arguments come from its input
         part = CommandPart(
             text=" ".join(w.raw for w in run),
             canonical=" ".join(_quote(w.value) for w in run),
