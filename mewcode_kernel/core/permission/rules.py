@@ -33,7 +33,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Literal
 
@@ -43,6 +43,8 @@ from .matcher import (
     Matcher,
     MatcherError,
     Not,
+    Prefix,
+    _Lazy,
     compile_matcher,
     glob_to_regex,
     has_glob_chars,
@@ -210,8 +212,14 @@ class Rule:
     def path_matcher(self, root: str, home: str, *, ignore_case: bool = False) -> Matcher:
         """The specifier as a matcher over absolute resolved paths."""
         assert self.specifier is not None
-        base = os.path.realpath(self.source.base) if self.source.base else root
+        base = _real_base(os.fspath(self.source.base)) if self.source.base else root
         return _path_matcher(self.specifier, base, home, ignore_case)
+
+
+@cache
+def _real_base(base: str) -> str:
+    """A rule file's base directory, resolved once (every decision asks)."""
+    return os.path.realpath(base)
 
 
 def _family(tool: str) -> RuleFamily | None:
@@ -220,12 +228,15 @@ def _family(tool: str) -> RuleFamily | None:
     return _VOCABULARY.get(tool)
 
 
-@lru_cache(maxsize=512)
+# Matchers are cached without a bound: a bounded cache smaller than the rule
+# set is emptied by every decision that walks the rules (thousands of rules
+# made each decision recompile them all); there is one entry per rule text.
+@cache
 def _command_matcher(spec: str) -> Matcher:
     return compile_matcher(spec, style="command")
 
 
-@lru_cache(maxsize=512)
+@cache
 def _text_matcher(spec: str) -> Matcher:
     return compile_matcher(spec, style="text")
 
@@ -268,7 +279,7 @@ def _literal_dir(glob: str) -> tuple[str, str]:
     return os.path.realpath(literal), rest
 
 
-@lru_cache(maxsize=1024)
+@cache
 def _path_matcher(spec: str, base: str, home: str, ignore_case: bool) -> Matcher:
     if spec.startswith("!"):
         return Not(_path_matcher(spec[1:], base, home, ignore_case))
@@ -286,12 +297,14 @@ def _path_matcher(spec: str, base: str, home: str, ignore_case: bool) -> Matcher
     literal, rest = _literal_dir(absolute.rstrip("/") or "/")
     while rest == "**" or rest.endswith("/**"):
         rest = rest[:-3] if rest != "**" else ""  # "dir/**" also covers "dir" itself
+    if not rest and literal != "/":
+        return Prefix(spec, literal.rstrip("/"), "/", ignore_case)
     regex = re.escape(literal.rstrip("/"))
     if rest:
         regex += glob_to_regex("/" + rest, style="path")
     regex += "(?:/.*)?" if literal != "/" or rest else "(?:.*)"
     flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
-    return Glob(spec, re.compile(regex, flags))
+    return Glob(spec, _Lazy(regex, flags))
 
 
 def path_rule_prefix(rule: Rule, root: str, home: str) -> str:
@@ -299,8 +312,13 @@ def path_rule_prefix(rule: Rule, root: str, home: str) -> str:
     spec = rule.specifier
     if spec is None or (spec.startswith(("!", "~")) and not spec.startswith("~/")):
         return "/"
-    base = os.path.realpath(rule.source.base) if rule.source.base else root
-    absolute, _ = _anchor(spec.removeprefix("="), base, home)
+    base = rule.source.base
+    return _spec_prefix(spec, os.fspath(base) if base else root, home)
+
+
+@cache
+def _spec_prefix(spec: str, base: str, home: str) -> str:
+    absolute, _ = _anchor(spec.removeprefix("="), _real_base(base), home)
     literal, _ = _literal_dir(absolute.rstrip("/") or "/")
     return literal
 

@@ -195,21 +195,31 @@ def _unseen_denied(
 ) -> tuple[str, Rule] | None:
     """A way the command may read what a Read deny rule covers that the text
     does not show (only the OS sandbox can hold those)."""
+    if not read_denies:
+        return None
+    rule = read_denies[0]
+    dynamic = next((p for p in analysis.all_parts if p.dynamic_args), None)
+    if dynamic is not None:
+        return f"an argument of `{dynamic.text[:60]}` is only known when it runs", rule
+    unknown = next((op for _, op, resolved in named if resolved is None), None)
+    if unknown is not None:
+        return f"{unknown!r} lies where a cd MewCode cannot follow leads", rule
+    globs = [
+        posixpath.normpath(g if g.startswith("/") else posixpath.join(base, g))
+        for part in analysis.all_parts
+        for base in (_base_dirs(part, workspace) or [workspace.root])
+        for g in part.globbed
+    ]
+    dirs = [(op, r.path) for _, op, r in named if r is not None and r.kind == "dir"]
+    if not globs and not dirs:
+        return None
     for rule in read_denies:
         prefix = path_rule_prefix(rule, workspace.root, workspace.home)
-        for part in analysis.all_parts:
-            if part.dynamic_args:
-                return f"an argument of `{part.text[:60]}` is only known when it runs", rule
-            bases = _base_dirs(part, workspace) or [workspace.root]
-            for glob in part.globbed:
-                for base in bases:
-                    absolute = glob if glob.startswith("/") else posixpath.join(base, glob)
-                    if _glob_may_reach(posixpath.normpath(absolute), prefix):
-                        return f"the wildcard {glob!r} may match it", rule
-        for _, operand, resolved in named:
-            if resolved is None:
-                return f"{operand!r} lies where a cd MewCode cannot follow leads", rule
-            if resolved.kind == "dir" and _prefix_covers(prefix, resolved.path):
+        for glob in globs:
+            if _glob_may_reach(glob, prefix):
+                return f"the wildcard {glob!r} may match it", rule
+        for operand, path in dirs:
+            if _prefix_covers(prefix, path):
                 return f"the directory {operand!r} holds paths it covers", rule
     return None
 
