@@ -58,7 +58,8 @@ def agent(line: str, cell: str | None = None) -> None:
     the one-line form. Consecutive agent cells continue the same session.
 
     A body (or %agent text) starting with / is a slash command: /help lists them
-    (/clear /sessions /resume /mode /model /tools /cost /permissions ...).
+    (/clear /sessions /resume /mode /model /tools /cost /permissions /sandbox
+    /trust ...).
 
     Before the agent edits files or runs commands it asks: with buttons in a live
     notebook; by MEWCODE_HEADLESS_APPROVAL (deny, the default, or allow) when

@@ -94,7 +94,8 @@ class SessionSafety:
         """The config and gate as the current trust lets them apply, keeping
         ``gate``'s mode (unless the project now sets a default) and session rules."""
         config = load_config(self.root, self.home, self.env, trust=self.trust)
-        self.sandbox = Sandbox(self.root, config.sandbox, support=self.sandbox.support)
+        known = self.sandbox.support if self.sandbox.settings.enabled else None  # else detect
+        self.sandbox = Sandbox(self.root, config.sandbox, support=known)
         fresh = self.project_gate(config, mode=None, on_audit=on_audit)
         if fresh.mode == "default":
             fresh.mode = gate.mode
