@@ -214,3 +214,33 @@ async def test_a_prompt_larger_than_the_usable_window_is_refused(tmp_path: Path)
     events = await collect(session.run("a small one"))
     assert isinstance(events[-1], TurnDone) and events[-1].reason == "end_turn"
     assert all(len(m.text) < 1000 for m in model.requests[0].messages)
+
+
+async def test_one_writer_per_session_in_one_process(tmp_path: Path) -> None:
+    from mewcode_kernel.core.errors import SessionInUse
+
+    def make(model: ScriptedModel) -> AgentSession:
+        return AgentSession(
+            tmp_path,
+            config=load_config(tmp_path, home=tmp_path / "home", env={}),
+            provider=model,
+            home=tmp_path / "home",
+        )
+
+    first = make(ScriptedModel([reply("one"), reply("two")]))
+    await collect(first.run("hello"))
+    sid = first.session_id
+    assert sid is not None
+    await first.resume(sid)  # its own session: it lets go first, then takes it again
+    second = make(ScriptedModel([reply("copy")]))
+    with pytest.raises(SessionInUse, match="--fork") as caught:
+        await second.resume(sid[:20])
+    assert caught.value.session_id == sid
+    await second.resume(sid, fork=True)
+    assert second.session_id not in (None, sid)
+    await collect(second.run("in the copy"))
+    await collect(first.run("in the original"))
+    original = load_session(tmp_path, sid)
+    assert "in the copy" not in json.dumps([m.model_dump() for m in original.messages])
+    await first.aclose()
+    await second.aclose()
