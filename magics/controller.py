@@ -87,6 +87,7 @@ class AgentController:
         #: Said once by the first live turn: the session a restart left behind.
         self._previous_note: str | None = None
         self._first_open = True
+        self._trust_offered: set[str] = set()  # settings digests the card has shown
 
     # --- one cell ------------------------------------------------------------------
 
@@ -139,10 +140,13 @@ class AgentController:
             from mewcode_kernel.core.errors import SessionError
 
             try:
-                loaded = await session.resume(options.resume)
+                loaded = await session.resume(options.resume, fork=options.fork)
             except SessionError as exc:
                 raise AgentCellError(f"cannot resume {options.resume!r}: {exc}") from None
-            print(f"↪ resumed session {loaded.id} ({len(loaded.messages)} messages)")
+            if options.fork:
+                print(f"↪ forked session {loaded.id} into {session.session_id}")
+            else:
+                print(f"↪ resumed session {loaded.id} ({len(loaded.messages)} messages)")
         return session
 
     def _session(self) -> AgentSession:
@@ -208,8 +212,10 @@ class AgentController:
     ) -> None:
         from mewcode_kernel.core.errors import MewcodeError
 
+        from .trust import offer_trust
         from .turn import drive_turn
 
+        await offer_trust(self.shell, session, self._trust_offered)
         renderer, warning = self._attach_renderer(session, background=False)
         info = None
         if renderer.interactive and self._previous_note and session.session_id is None:
@@ -300,7 +306,7 @@ class AgentController:
             from mewcode_kernel.core.errors import SessionError
 
             try:
-                await session.resume(options.resume)
+                await session.resume(options.resume, fork=options.fork)
             except SessionError as exc:
                 raise AgentCellError(f"cannot resume {options.resume!r}: {exc}") from None
         renderer, warning = self._attach_renderer(session, background=True)

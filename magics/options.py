@@ -9,7 +9,6 @@ IPython does for magics; prompts are taken literally.
 
 from __future__ import annotations
 
-import argparse
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +23,7 @@ __all__ = ["MODES", "AgentCall", "AgentOptions", "agent", "parse_cell"]
 
 
 #: Options that take no value; every other ``--option`` takes the next word.
-_FLAGS = frozenset({"--new", "--background"})
+_FLAGS = frozenset({"--new", "--background", "--fork"})
 _WORD = re.compile(r"\S+")
 
 
@@ -38,8 +37,12 @@ _WORD = re.compile(r"\S+")
 )
 @argument("--new", action="store_true", help="Start a new session.")
 @argument("--resume", metavar="SESSION_ID", help="Continue a stored session (an id prefix works).")
-# Hidden (help=SUPPRESS) until subagent definitions land; the controller refuses it.
-@argument("--agent", metavar="NAME", help=argparse.SUPPRESS)
+@argument(
+    "--fork",
+    action="store_true",
+    help="With --resume: continue a copy in a new session (one in use by another kernel).",
+)
+@argument("--agent", metavar="NAME", help="Run the turn as this subagent definition.")
 @argument("--max-turns", metavar="N", type=int, help="Stop after N model requests.")
 @argument(
     "--background",
@@ -55,7 +58,8 @@ def agent(line: str, cell: str | None = None) -> None:
     the one-line form. Consecutive agent cells continue the same session.
 
     A body (or %agent text) starting with / is a slash command: /help lists them
-    (/clear /sessions /resume /mode /model /tools /cost /permissions ...).
+    (/clear /sessions /resume /mode /model /tools /cost /permissions /sandbox
+    /trust ...).
 
     Before the agent edits files or runs commands it asks: with buttons in a live
     notebook; by MEWCODE_HEADLESS_APPROVAL (deny, the default, or allow) when
@@ -72,6 +76,7 @@ class AgentOptions:
     mode: str | None = None
     new: bool = False
     resume: str | None = None
+    fork: bool = False
     agent: str | None = None
     max_turns: int | None = None
     background: bool = False
@@ -133,6 +138,8 @@ def _parse_options(text: str) -> AgentOptions:
     args = parse_argstring(agent, text)
     if args.new and args.resume:
         raise UsageError("use either --new or --resume SESSION_ID, not both")
+    if args.fork and not args.resume:
+        raise UsageError("--fork goes with --resume SESSION_ID (it continues a copy of it)")
     if args.max_turns is not None and args.max_turns < 1:
         raise UsageError(f"--max-turns must be at least 1, not {args.max_turns}")
     if args.out is not None and not args.out.isidentifier():
@@ -143,6 +150,7 @@ def _parse_options(text: str) -> AgentOptions:
         mode=args.mode,
         new=args.new,
         resume=args.resume,
+        fork=args.fork,
         agent=args.agent,
         max_turns=args.max_turns,
         background=args.background,

@@ -30,6 +30,9 @@ REPO = Path(__file__).resolve().parents[1]
 def kernel_env(home: Path, **extra: str) -> dict[str, str]:
     env = scrubbed_env(HOME=str(home))  # no user config from the developer's home
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    # the tests' projects are the user's own (a provider on a local test server);
+    # a test of the trust card passes MEWCODE_TRUST_PROJECT="" to start untrusted
+    env["MEWCODE_TRUST_PROJECT"] = "1"
     env.update(extra)
     return env
 

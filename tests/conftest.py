@@ -14,6 +14,13 @@ def _no_real_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
+def trusted_projects(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test's projects are the user's own: their settings (a provider on a
+    local test server, allow rules) apply without the one-time approval."""
+    monkeypatch.setenv("MEWCODE_TRUST_PROJECT", "1")
+
+
+@pytest.fixture
 def comm_log(monkeypatch: pytest.MonkeyPatch):
     """Widgets made during the test open recording comms (no kernel needed);
     the fixture's value lists every comm message they sent."""

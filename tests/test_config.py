@@ -416,13 +416,16 @@ def test_nested_wrong_type_names_line_and_field_path(dirs):
         cfg.select_provider()
 
 
-def test_broken_project_layer_is_skipped_user_layer_used(dirs):
+def test_a_bad_deny_entry_keeps_the_file_and_its_other_rules(dirs):
+    """A deny entry that is not a rule string used to drop the whole file, and
+    with it every deny rule it held (fail-open). The entry is now kept for the
+    permission engine, which makes what it may cover ask (fail closed)."""
     root, home = dirs
     user_file(home, "providers:\n  u: {protocol: openai, api_key: k}\npermissions: {allow: [X]}\n")
-    path = project_file(
+    project_file(
         root,
         """
-        default_provider: p
+        default_provider: u
         permissions:
           deny:
             - Bash(rm:*)
@@ -430,12 +433,30 @@ def test_broken_project_layer_is_skipped_user_layer_used(dirs):
         """,
     )
     cfg = load(dirs)
+    assert cfg.warnings == []
+    assert [r.rule for r in cfg.permission_rules] == ["X", "Bash(rm:*)", {"tool": "Bash"}]
+    assert cfg.permission_rules[-1].line == 5
+    assert cfg.select_provider().name == "u"
+
+
+def test_broken_project_layer_is_skipped_user_layer_used(dirs):
+    root, home = dirs
+    user_file(home, "providers:\n  u: {protocol: openai, api_key: k}\npermissions: {allow: [X]}\n")
+    path = project_file(root, "default_provider: p\nproviders: [unclosed\n")
+    cfg = load(dirs)
     [err] = cfg.warnings
-    assert (err.path, err.line, err.field) == (str(path), 5, "permissions.deny[1]")
-    assert "ignored" in err.message
+    assert err.path == str(path) and "ignored" in err.message
     assert cfg.default_provider is None
     assert [r.rule for r in cfg.permission_rules] == ["X"]
     assert cfg.select_provider().name == "u"
+    assert cfg.unreadable_rule_files == ()  # it mentions no deny rules
+
+
+def test_an_unreadable_file_that_held_deny_rules_is_reported(dirs):
+    root, _ = dirs
+    path = project_file(root, "permissions:\n  deny: [Read(./secrets/**)\n")
+    cfg = load(dirs)
+    assert cfg.unreadable_rule_files == (str(path),)
 
 
 def test_top_level_must_be_a_mapping(dirs):

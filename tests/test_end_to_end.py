@@ -15,6 +15,9 @@ from mewcode_kernel.core.session import list_sessions, load_session
 from mewcode_kernel.testing import collect
 from mewcode_kernel.testing.wire import ScriptedServer, reply, status
 
+# the tests' projects are the user's own: their provider on a local server applies
+pytestmark = pytest.mark.usefixtures("trusted_projects")
+
 SOURCE = "def mean(xs):\n    return sum(xs) / len(xs) if xs else 0\n"
 
 

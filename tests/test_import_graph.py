@@ -22,15 +22,26 @@ CORE = "mewcode_kernel.core"
 
 # Lowest first. Each entry: the core's top-level modules and packages in that layer.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"errors", "messages", "usage", "events", "pricing", "lifecycle", "frontmatter"}),
-    frozenset({"config", "fs", "prompt", "conversation"}),
+    frozenset(
+        {
+            "errors",
+            "messages",
+            "usage",
+            "events",
+            "pricing",
+            "lifecycle",
+            "redaction",
+            "frontmatter",
+        }
+    ),
+    frozenset({"config", "fs", "prompt", "conversation", "sandbox", "trust"}),
     frozenset({"providers"}),
     frozenset({"tools"}),
     frozenset({"permission"}),
     frozenset({"context", "session", "skills", "tasks"}),
     frozenset({"agent"}),
     frozenset({"subagents"}),
-    frozenset({"agent_context", "agent_session", "commands"}),
+    frozenset({"agent_context", "agent_safety", "agent_session", "commands"}),
 )
 RANK = {name: n for n, layer in enumerate(LAYERS) for name in layer}
 

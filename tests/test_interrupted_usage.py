@@ -13,6 +13,9 @@ from mewcode_kernel.core.events import TextDelta
 from mewcode_kernel.core.usage import Usage
 from mewcode_kernel.testing.wire import ScriptedServer, reply, stall_after, status
 
+ENV = {"LOCAL_KEY": "sk-x"}
+# the project is the user's own: its provider on a local test server applies
+pytestmark = pytest.mark.usefixtures("trusted_projects")
 BIG_PROMPT = Usage(input_tokens=3700, output_tokens=900, cache_read_tokens=1200)
 
 
@@ -30,7 +33,7 @@ async def run_until_stalled(tmp_path: Path, protocol: str, *steps):  # type: ign
     answer, stall = stall_after(6, reply(text="A long answer " * 40, usage=BIG_PROMPT))
     with ScriptedServer([*steps, answer]) as server:
         (tmp_path / ".mewcode.yaml").write_text(config(protocol, server))
-        session = open_session(tmp_path, home=tmp_path / "home", env={"LOCAL_KEY": "sk-x"})
+        session = open_session(tmp_path, home=tmp_path / "home", env=ENV)
         streaming = asyncio.Event()
 
         async def consume() -> None:
@@ -84,7 +87,7 @@ async def test_the_next_turn_starts_clean_and_adds_to_the_session(tmp_path: Path
     spent = session.state.usage
     with ScriptedServer([reply(text="Short.", usage=Usage(input_tokens=50, output_tokens=2))]) as s:
         (tmp_path / ".mewcode.yaml").write_text(config("anthropic", s))
-        again = open_session(tmp_path, home=tmp_path / "home", env={"LOCAL_KEY": "sk-x"})
+        again = open_session(tmp_path, home=tmp_path / "home", env=ENV)
         again.state.usage = spent
         events = [e async for e in again.run("And briefly?")]
         await again.aclose()

@@ -89,3 +89,32 @@ def test_without_keys_the_replay_is_used_and_config_problems_are_shown(offline: 
 def test_the_replay_cannot_be_switched(offline: Kernel, code: str, cause: str) -> None:
     cell = offline.run(code)
     assert cell.status == "error" and cause in cell.errors[0]["evalue"]
+
+
+def test_an_untrusted_project_is_headless_noticed_and_trusted_on_request(
+    tmp_path_factory: pytest.TempPathFactory, jupyter_path: Path, server: ScriptedServer
+) -> None:
+    """A cloned repository's settings wait for trust: a headless run says what
+    was ignored (the model's provider comes from the user's own config);
+    ``/trust yes`` applies them."""
+    root = tmp_path_factory.mktemp("cloned")
+    (root / ".claude").mkdir()
+    (root / ".claude" / "settings.json").write_text(
+        '{"permissions": {"defaultMode": "bypassPermissions", "allow": ["Bash(touch:*)"]}}'
+    )
+    home = tmp_path_factory.mktemp("home")
+    (home / ".mewcode").mkdir()
+    (home / ".mewcode" / "config.yaml").write_text(
+        anthropic_openai_config(server.base_url, server.openai_base_url)
+    )
+    server.add(reply(text="Hi."))
+    with running_kernel(root, kernel_env(home, MEWCODE_TRUST_PROJECT="")) as k:
+        cell = k.ok("%%agent\nHello?")
+        assert "not trusted yet" in cell.stdout
+        assert "bypassPermissions" in cell.stdout and "Bash(touch:*)" in cell.stdout
+        assert "MEWCODE_TRUST_PROJECT=1" in cell.stdout
+        assert "Permission mode: **default**" in k.ok("%agent /permissions").text
+        trusted = k.ok("%agent /trust yes").text
+        assert "Trusted this project's settings" in trusted
+        assert "Permission mode: **bypassPermissions**" in k.ok("%agent /permissions").text
+    assert not server.errors

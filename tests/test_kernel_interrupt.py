@@ -5,6 +5,7 @@ ending a turn that waits for an approval, a slow stream, or a plain await."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -129,15 +130,15 @@ def test_interrupt_during_a_slow_stream(kernel: Kernel, script: ScriptedServer) 
     assert kernel.ok("%agent Again, quickly.").markdown[-1] == "Fresh answer."
 
 
-def test_an_interrupted_turn_reports_what_it_spent(
-    kernel: Kernel, script: ScriptedServer, text_renderer: None
-) -> None:
+def test_an_interrupted_turn_reports_what_it_spent(kernel: Kernel, script: ScriptedServer) -> None:
     spent = Usage(input_tokens=3700, output_tokens=800)
     answer, stall = stall_after(6, reply(text="A long explanation. " * 30, usage=spent))
     script.add(answer)
     try:
         msg_id = kernel.execute("%%agent --new\nExplain everything.", allow_stdin=True)
         assert stall.reached.wait(timeout=BOUND * 3)
+        # the text before the pause is on screen: the response is mid-stream
+        kernel.wait_for(msg_id, lambda m: "A long explanation" in json.dumps(m["content"]))
         kernel.km.interrupt_kernel()
         cell = kernel.collect(msg_id, timeout=BOUND)
     finally:
@@ -148,6 +149,8 @@ def test_an_interrupted_turn_reports_what_it_spent(
     assert meta["tokens"]["input_tokens"] == 3700  # reported by message_start, before the cut
     assert 1 <= meta["tokens"]["output_tokens"] < 800
     assert meta["cost_usd"] > 0.011  # 3,700 input tokens of claude-sonnet-4-5 at $3/M
+    shown = json.dumps(cell.messages, ensure_ascii=False, default=str)
+    assert "■ interrupted · 3,700 in · 0 cached" in shown  # the cell's footer
     cost = kernel.ok("/cost").text  # the session's total counts it too
     assert "3,700" in cost, cost
 

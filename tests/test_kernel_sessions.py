@@ -27,25 +27,44 @@ from tests._kernel import (  # noqa: F401
 BOUND = 30.0
 
 
-def test_resume_in_a_new_kernel(
+def test_two_kernels_on_one_session(
     kernel: Kernel,
     script: ScriptedServer,
     project: Path,
     tmp_path: Path,
     jupyter_path: Path,
 ) -> None:
-    script.add(reply(text="Noted: the answer is 7."), reply(text="It was 7."))
+    """One writer per session: a second kernel resuming a session in use is
+    told so and can fork it; once the first lets go, it resumes it. Nothing
+    the second kernel does lands in the first one's log meanwhile."""
+    script.add(
+        reply(text="Noted: the answer is 7."),
+        reply(text="It was 7 (in the copy)."),
+        reply(text="It was 7."),
+    )
     session_id = kernel.ok("%%agent --new\nRemember that the answer is 7.").provenance[0][
         "session_id"
     ]
     with running_kernel(project, kernel_env(tmp_path)) as fresh:
         fresh.ok(f"sid = {session_id!r}")
+        refused = fresh.run("%%agent --resume {sid}\nWhat was the answer?")
+        assert refused.status == "error"
+        assert "in use by another kernel" in refused.text and "--fork" in refused.text
+        forked = fresh.ok("%%agent --resume {sid} --fork\nWhat was the answer?")
+        assert f"forked session {session_id} into" in forked.stdout
+        fork_id = forked.provenance[0]["session_id"]
+        assert fork_id != session_id
+        assert "the answer is 7" in json.dumps(script.received[-1].body["messages"][0])
+        kernel.ok("%agent /clear")  # the first kernel lets go of the session
         cell = fresh.ok("%%agent --resume {sid}\nWhat was the answer?")
     assert f"resumed session {session_id}" in cell.stdout
     assert cell.provenance[0]["session_id"] == session_id
     messages = script.received[-1].body["messages"]
     assert "the answer is 7" in json.dumps(messages[0])
     assert "What was the answer?" in json.dumps(messages[-1])
+    assert "in the copy" not in json.dumps(messages)  # the fork's turn stayed in the fork
+    log = project / ".mewcode" / "sessions" / session_id / "conversation.jsonl"
+    assert "in the copy" not in log.read_text()
 
 
 def _held(arrived: threading.Event, release: threading.Event, text: str) -> Any:

@@ -194,6 +194,7 @@ def test_tasks_survive_a_kernel_restart_and_resume(
         ]
     )
     router.child.append(reply(text="Still 1 note."))
+    kernel.ok("%agent /clear")  # the old kernel lets go of the session, as a restart would
     with running_kernel(project, kernel_env(tmp_path)) as fresh:
         fresh.ok(f"%%agent --resume {session_id}\n/tasks")
         tasks = fresh.ok("%agent /tasks").markdown[0]

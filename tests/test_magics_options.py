@@ -98,10 +98,9 @@ def test_loading_the_extension_keeps_the_core_out_of_kernel_start() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_help_hides_agent_until_subagents_land() -> None:
+def test_help_lists_agent_and_fork() -> None:
     from magics.options import agent
 
     doc = agent.__doc__ or ""
-    assert "--provider NAME" in doc and "--agent" not in doc
-    # still parsed, so the controller can refuse it with a readable message
+    assert "--agent NAME" in doc and "--fork" in doc
     assert parse_cell("--agent reviewer", "hi").options.agent == "reviewer"

@@ -150,7 +150,7 @@ def test_rule_parsing_and_problems() -> None:
     assert rules.add_text("Read(~[)", "deny", src) is None
     assert [str(p) for p in rules.problems] == [
         "x.yaml: permission rule 'Bash()' skipped: empty specifier; write Bash alone to cover every call",
-        "x.yaml: permission rule 'Read(~[)' skipped: bad regular expression '[': unterminated character set at position 0",
+        "x.yaml: permission rule 'Read(~[)' skipped: bad regular expression '[': unterminated character set at position 0; calls of Read will ask until it is fixed (a deny rule fails closed)",
     ]
     assert parse_rule("Bash(*)", "allow", src).specifier is None
     tool_a, tool_b = "mcp__github__create_issue", "mcp__githubx__a"

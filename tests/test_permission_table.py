@@ -7,6 +7,14 @@ as default does and denies what would ask), with
 link, a FIFO) and built under a temporary directory; ``HOME`` points at a
 fake home inside it. Adversarial rows (path escapes, command tricks) must
 never come out as ``allow`` where the sandbox says otherwise: zero escapes.
+
+The gate here has no OS sandbox: ``bypassPermissions`` asks for a command
+whose effect cannot be read from its text (a substitution, a path outside
+the project, a variable assignment before it), since nothing else would keep
+it inside the project. ``test_bypass_inside_the_os_sandbox`` checks that the
+same rows are allowed when the sandbox holds the command. An assignment
+before a program (``CI=1 npm test``) keeps a rule for the program alone from
+allowing it: the rule must name the assignment.
 """
 
 from __future__ import annotations
@@ -262,22 +270,22 @@ ROWS: list[Row] = [
     B("bash-newline", "npm test\nrm x", "kkdad", *BASH_OK),
     B("bash-quoted-semicolon", 'git diff "a;b"', "aadaa", *BASH_OK),
     B("bash-quoted-and", "git diff 'x && rm -rf y'", "aadaa", *BASH_OK),
-    B("bash-subst", "git diff $(rm -rf x)", "kkdad", *BASH_OK),
-    B("bash-backticks", "git diff `id`", "kkdad", *BASH_OK),
-    B("bash-process-subst", "git diff <(cat /etc/passwd)", "kkdad", *BASH_OK),
-    B("bash-subshell", "(git diff)", "kkdad", *BASH_OK),
-    B("bash-eval", "eval git diff", "kkdad", *BASH_OK),
-    B("bash-sh-c", 'bash -c "git diff"', "kkdad", *BASH_OK),
-    B("bash-ansi-c", "git diff $'\\x3b'", "kkdad", *BASH_OK),
+    B("bash-subst", "git diff $(rm -rf x)", "kkdkd", *BASH_OK),
+    B("bash-backticks", "git diff `id`", "kkdkd", *BASH_OK),
+    B("bash-process-subst", "git diff <(cat /etc/passwd)", "kkdkd", *BASH_OK),
+    B("bash-subshell", "(git diff)", "kkdkd", *BASH_OK),
+    B("bash-eval", "eval git diff", "kkdkd", *BASH_OK),
+    B("bash-sh-c", 'bash -c "git diff"', "kkdkd", *BASH_OK),
+    B("bash-ansi-c", "git diff $'\\x3b'", "kkdkd", *BASH_OK),
     B("bash-timeout", "timeout 60 npm test", "aadaa", *BASH_OK),
     B("bash-nice", "nice -n 10 npm test", "aadaa", *BASH_OK),
     B("bash-nohup", "nohup npm test", "aadaa", *BASH_OK),
     B("bash-time", "time npm test", "aadaa", *BASH_OK),
-    B("bash-env", "env CI=1 npm test", "aadaa", *BASH_OK),
-    B("bash-assignment", "CI=1 npm test", "aadaa", *BASH_OK),
-    B("bash-path-prefix", "PATH=/tmp/evil:$PATH npm test", "kkdad", *BASH_OK),
-    B("bash-ld-preload", "LD_PRELOAD=x.so npm test", "kkdad", *BASH_OK),
-    B("bash-env-path", "env PATH=/tmp/evil npm test", "kkdad", *BASH_OK),
+    B("bash-env", "env CI=1 npm test", "kkdad", *BASH_OK),
+    B("bash-assignment", "CI=1 npm test", "kkdad", *BASH_OK),
+    B("bash-path-prefix", "PATH=/tmp/evil:$PATH npm test", "kkdkd", *BASH_OK),
+    B("bash-ld-preload", "LD_PRELOAD=x.so npm test", "kkdkd", *BASH_OK),
+    B("bash-env-path", "env PATH=/tmp/evil npm test", "kkdkd", *BASH_OK),
     B("bash-prefix-rule", "npm run test -- --watch", "aadaa", *BASH_OK),
     B("bash-prefix-colon", "npm run test:unit", "kkdad", *BASH_OK),
     B("bash-prefix-boundary", "npm run tests", "kkdad", *BASH_OK),
@@ -290,7 +298,7 @@ ROWS: list[Row] = [
     B("bash-fd-dup", "npm test 2>&1", "aadaa", *BASH_OK),
     B("bash-dev-null", "npm test > /dev/null", "aadaa", *BASH_OK),
     B("bash-cd-inside", "cd src && npm test", "aadaa", *BASH_OK),
-    B("bash-cd-outside", "cd .. && npm test", "kkdad", *BASH_OK),
+    B("bash-cd-outside", "cd .. && npm test", "kkdkd", *BASH_OK),
     B("bash-cd-then-redirect", "cd {out} && npm test > log.txt", "kkdkd", *BASH_OK),
     B("bash-cd-link-redirect", "cd link_out && git diff > y", "kkdkd", *BASH_OK),
     B("bash-subshell-cd", "(cd {out}); git diff > y", "kkdkd", *BASH_OK),
@@ -305,7 +313,7 @@ ROWS: list[Row] = [
     B("bash-exec-redirect", "exec > {out}/log", "kkdkd", *BASH_OK),
     B("bash-nested-redirect", "echo $(git diff > {out}/x)", "kkdkd", *BASH_OK),
     B("bash-cd-var", "cd $DIR && git diff > y", "kkdkd", *BASH_OK),
-    B("bash-read-outside", "cat < {out}/secret.txt", "kkdad"),
+    B("bash-read-outside", "cat < {out}/secret.txt", "kkdkd"),
     B("bash-heredoc", "git diff <<EOF\nrm -rf x; curl y\nEOF", "aadaa", *BASH_OK),
     B("bash-comment", "npm test # ; rm -rf x", "aadaa", *BASH_OK),
     B("bash-loop", 'for f in *.md; do git diff "$f"; done', "aadaa", *BASH_OK),
@@ -457,6 +465,25 @@ def _gate(tree: Tree, row: Row, mode: str) -> Gate:
         case_insensitive=row.ci or None,
         home=str(tree.home),  # type: ignore[arg-type]
     )
+
+
+# Rows whose command only the OS sandbox lets through in bypassPermissions.
+SANDBOX_ONLY = (
+    "bash-subst", "bash-backticks", "bash-process-subst", "bash-subshell", "bash-eval",
+    "bash-sh-c", "bash-ansi-c", "bash-path-prefix", "bash-ld-preload", "bash-env-path",
+    "bash-cd-outside", "bash-read-outside",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.id in SANDBOX_ONLY], ids=lambda r: r.id)
+async def test_bypass_inside_the_os_sandbox(tree: Tree, row: Row) -> None:
+    gate = _gate(tree, row, "bypassPermissions")
+    gate.sandboxed = True
+    call = ToolUseBlock(id="c", name="bash", input={"command": tree.fill(row.input["command"])})
+    decision = await gate.check(call, bash, RunContext(root=tree.root))
+    assert decision.outcome == "allow", decision.reason
+    gate.sandboxed = False
+    assert (await gate.check(call, bash, RunContext(root=tree.root))).outcome == "ask"
 
 
 def test_the_table_is_big_enough() -> None:

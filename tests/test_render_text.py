@@ -16,6 +16,7 @@ from mewcode_kernel.core.config import load_config
 from mewcode_kernel.core.messages import ToolUseBlock
 from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
 from mewcode_kernel.core.pricing import estimate_cost, price_of
+from mewcode_kernel.core.sandbox import Sandbox
 from mewcode_kernel.core.usage import Usage
 from mewcode_kernel.testing import ScriptedModel, reply, tool_call
 
@@ -50,7 +51,14 @@ def renderer(out: Captured, **kwargs: Any) -> TextRenderer:
 def session(tmp_path: Path, model: ScriptedModel) -> AgentSession:
     (tmp_path / "a.txt").write_text("alpha\n")
     config = load_config(tmp_path, env={}, home=tmp_path / "home")
-    return AgentSession(tmp_path, config=config, provider=model, home=tmp_path / "home")
+    # the transcript is the same on machines with and without bubblewrap
+    return AgentSession(
+        tmp_path,
+        config=config,
+        provider=model,
+        home=tmp_path / "home",
+        sandbox=Sandbox.off(tmp_path),
+    )
 
 
 async def test_a_headless_turn_reads_as_a_transcript(tmp_path: Path) -> None:

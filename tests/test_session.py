@@ -24,6 +24,7 @@ from mewcode_kernel.core.session import (
     sessions_dir,
 )
 from mewcode_kernel.core.session.ids import claim_session_dir
+from mewcode_kernel.core.session.lock import LOCK_FILE
 
 
 def lines_on_disk(path: Path) -> list[str]:
@@ -108,7 +109,11 @@ def test_replace_rewrites_atomically_and_appends_continue(tmp_path: Path):
     writer.append(assistant("after"))
     loaded = load_session(tmp_path, writer.id)
     assert [m.text for m in loaded.messages] == ["summary", "after"]
-    assert sorted(p.name for p in writer.path.iterdir()) == [CONVERSATION_FILE, META_FILE]
+    assert sorted(p.name for p in writer.path.iterdir()) == [
+        LOCK_FILE,
+        CONVERSATION_FILE,
+        META_FILE,
+    ]
 
 
 def test_closed_writer_refuses_appends(tmp_path: Path):

@@ -15,10 +15,13 @@ from mewcode_kernel.core.events import Notice, PermissionDecided, TurnDone
 from mewcode_kernel.core.permission import MODES, ApprovalAnswer, ApprovalRequest
 from mewcode_kernel.testing import ScriptedModel, collect, reply, tool_call
 
+# the rules these tests write are the user's own: the project is trusted
+pytestmark = pytest.mark.usefixtures("trusted_projects")
+
 
 def session(root: Path, model: ScriptedModel, **kw) -> AgentSession:
     config = load_config(root, home=root / "home", env={})
-    return AgentSession(root, config=config, provider=model, **kw)
+    return AgentSession(root, config=config, provider=model, home=root / "home", **kw)
 
 
 def markers(root: Path, kind: str) -> list[dict]:
@@ -110,7 +113,10 @@ async def test_config_rules_allow_and_deny_with_sources(tmp_path: Path) -> None:
     s = session(tmp_path, model)
     events = await collect(s.run("go"))
     results = model.requests[1].messages[-1].tool_results
-    assert not results[0].is_error and results[0].content.startswith("hi")
+    # the deny rule that does not parse fails closed: its family (Bash) asks,
+    # and nobody can approve in this headless run
+    assert results[0].is_error and "Bash(bogus(" in results[0].content
+    assert ".mewcode.yaml" in results[0].content
     assert results[1].is_error and "hunter2" not in results[1].content
     decided = {e.call.name: e for e in events if isinstance(e, PermissionDecided)}
     assert ".mewcode.yaml" in decided["read_file"].decided_by

@@ -111,3 +111,23 @@ async def test_no_match_and_bad_input(ctx: RunContext) -> None:
         await run(ctx, "  ")
     with pytest.raises(ToolError, match="invalid arguments for glob: pattern"):
         await glob.call(ctx, {})
+
+
+async def test_never_follows_a_symlinked_directory_out_of_the_root(tmp_path: Path) -> None:
+    root, outside = tmp_path / "proj", tmp_path / "outside"
+    (root / "src").mkdir(parents=True)
+    (outside / "deep").mkdir(parents=True)
+    (outside / "secret.key").write_text("k")
+    (outside / "deep" / "id_rsa").write_text("k")
+    (root / "src" / "a.py").write_text("x")
+    (root / "out").symlink_to(outside)  # a directory link out of the project
+    (root / "src" / "key.lnk").symlink_to(outside / "secret.key")  # a file link out
+    (root / "src" / "alias.py").symlink_to(root / "src" / "a.py")  # a file link inside
+    ctx = RunContext(root=root)
+    # through the link as the pattern's literal directory: refused, nothing listed
+    for pattern in ("out/*", "out/**/*", "./out/deep/*"):
+        with pytest.raises(ToolError, match="outside the project through a symbolic link"):
+            await run(ctx, pattern)
+    # walking the tree: the directory link is not entered, the file link out not listed
+    found = set(await run(ctx, "**/*"))
+    assert found == {"src/a.py", "src/alias.py"}

@@ -274,3 +274,21 @@ async def test_never_searches_the_agents_own_files(ctx: RunContext, use_rg: bool
     # asked for explicitly, the folder itself is searched
     inside = await run_grep(ctx, "secret_plan", path=".mewcode", use_rg=use_rg)
     assert len(inside.counts) == 1 and next(iter(inside.counts)).endswith("conversation.jsonl")
+
+
+@pytest.mark.parametrize("use_rg", [False, pytest.param(True, marks=needs_rg)])
+async def test_hard_linked_files_are_left_out(tmp_path: Path, use_rg: bool) -> None:
+    """A file with other hard links may be one that lives outside the project."""
+    from mewcode_kernel.core.tools.grep_tool import grep_text
+
+    root, outside = tmp_path / "proj", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("password=hunter2\n")
+    (root / "copy.txt").hardlink_to(outside / "secret.txt")
+    (root / "mine.txt").write_text("password=mine\n")
+    (root / "link.txt").symlink_to(outside / "secret.txt")
+    ctx = RunContext(root=root)
+    out = await grep_text(ctx, "password", output_mode="content", use_rg=use_rg)
+    assert "hunter2" not in out and "password=mine" in out
+    assert "1 matching file(s) with other hard links were left out" in out

@@ -26,7 +26,9 @@ from mewcode_kernel.testing import collect
 from mewcode_kernel.testing.wire import ScriptedServer, reply
 from tests._frontend import FakeCell
 
-pytestmark = pytest.mark.usefixtures("comm_log")
+# the tests' projects are the user's own: their provider on a local server applies
+
+pytestmark = pytest.mark.usefixtures("comm_log", "trusted_projects")
 
 # A 1x1 transparent PNG.
 PIXEL = base64.b64encode(

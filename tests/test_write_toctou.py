@@ -94,7 +94,9 @@ async def test_symlink_inside_the_project_is_written_through(tree: tuple[Path, P
     assert (root / "notes.txt").read_text() == "new"
 
 
-async def test_swap_inside_an_additional_directory_is_refused(tmp_path: Path) -> None:
+async def test_swap_inside_an_additional_directory_is_refused(
+    tmp_path: Path, trusted_projects: None
+) -> None:
     import json
 
     from mewcode_kernel.core import AgentSession
@@ -132,3 +134,54 @@ async def test_swap_inside_an_additional_directory_is_refused(tmp_path: Path) ->
     assert (outside / "victim.txt").read_text() == "original"
     result = model.requests[1].messages[-1].tool_results[0]
     assert result.is_error and "outside the project" in result.content
+
+
+async def test_parent_creation_never_follows_a_swapped_link(tmp_path: Path) -> None:
+    """A directory swapped for a symlink (and back) while ``write_file`` creates
+    missing parents: 1,000 writes, none of them makes anything outside."""
+    import threading
+
+    from mewcode_kernel.core.errors import ToolError
+    from mewcode_kernel.core.tools import write_file
+
+    root, outside = tmp_path / "proj", tmp_path / "outside"
+    (root / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (root / "sub.link").symlink_to(outside)
+    stop = threading.Event()
+    exchange = _exchange_names()
+
+    def swap() -> None:
+        while not stop.is_set():
+            exchange(root / "sub", root / "sub.link")  # atomic: "sub" always exists
+
+    ctx = RunContext(root=root)
+    swapper = threading.Thread(target=swap, daemon=True)
+    swapper.start()
+    refused = 0
+    try:
+        for i in range(1000):
+            try:
+                await write_file.call(ctx, {"path": f"sub/a{i}/b/f.txt", "content": "x"})
+            except ToolError:
+                refused += 1
+    finally:
+        stop.set()
+        swapper.join(timeout=10)
+    assert not swapper.is_alive()
+    assert list(outside.rglob("*")) == []
+    assert refused < 1000  # the race was real: some writes landed inside
+
+
+def _exchange_names():
+    """``renameat2(RENAME_EXCHANGE)``: swap two names atomically (Linux)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    at_fdcwd, rename_exchange = -100, 2
+
+    def exchange(a: Path, b: Path) -> None:
+        if libc.renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange):
+            raise OSError(ctypes.get_errno(), "renameat2 failed")
+
+    return exchange

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from .agent import Agent, ConversationState
 from .agent.loop import DEFAULT_MAX_TURNS
 from .agent_context import SessionContext
+from .agent_safety import SessionSafety
 from .config import ProviderSettings, ResolvedConfig, load_config
 from .context import DEFAULT_WINDOW, ContextManager, ContextPolicy
 from .context.report import ContextReport
@@ -33,13 +34,14 @@ from .conversation import Conversation
 from .errors import ConfigError
 from .events import AgentEvent, Notice, TurnDone
 from .lifecycle import Lifecycle, LifecycleDispatcher, NullDispatcher
-from .messages import Message
-from .permission import ApprovalHandler, AuditRecord, Mode, PermissionGate, gate_for_project
+from .messages import Message, scrub_surrogates
+from .permission import ApprovalHandler, AuditRecord, Mode, PermissionGate
 from .prompt import MemoryNote, MemoryStore, PromptAssembler
 from .prompt.memory import Scope
 from .providers.base import Provider
 from .providers.factory import build_provider, provider_label
-from .session import LoadedSession, SessionStore, SessionWriter
+from .sandbox import Sandbox
+from .session import LoadedSession, SessionStore, SessionWriter, resolve_session_id
 from .skills import SkillCatalog, SkillsToolset
 from .subagents import (
     AgentDefinition,
@@ -51,6 +53,7 @@ from .subagents import (
 )
 from .tasks import TaskManager
 from .tools import RunContext, ToolRegistry, builtin_tools
+from .trust import ProjectTrust, assess_project
 from .usage import Usage
 
 __all__ = ["AgentSession", "open_session"]
@@ -70,6 +73,8 @@ class AgentSession:
     skill tools, ``Agent`` and the task tools (a registry given as ``tools``
     gets what it lists). ``background_approval_handler`` answers the
     approvals of background subagents (``None``: the headless policy does).
+    ``trust`` is the project's (default: assessed from ``home`` and ``env``); ``sandbox`` the
+    OS sandbox for commands (default: from ``config.sandbox``).
     """
 
     def __init__(
@@ -88,6 +93,9 @@ class AgentSession:
         context_policy: ContextPolicy | None = None,
         hooks: LifecycleDispatcher | None = None,
         tasks: TaskManager | None = None,
+        trust: ProjectTrust | None = None,
+        sandbox: Sandbox | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.root = root
         self.config = config
@@ -103,8 +111,9 @@ class AgentSession:
         self._pending_notices: list[Notice] = [
             Notice(level="warning", message=str(w)) for w in config.warnings
         ]
+        self.safety = SessionSafety(root, config, home=home, env=env, trust=trust, sandbox=sandbox)
         if gate is None:
-            gate = gate_for_project(root, config.permission_rules, mode=mode, on_audit=self._audit)
+            gate = self.safety.project_gate(config, mode=mode, on_audit=self._audit)
         self._pending_notices += [Notice(level="warning", message=str(p)) for p in gate.problems]
         self._pending_notices += [
             Notice(level="warning", message=str(p)) for p in self.catalog.problems
@@ -114,6 +123,7 @@ class AgentSession:
         if tools is None:
             tools = ToolRegistry(builtin_tools(), toolsets=[self.skills])
             tools.add_toolset_now(subagent_toolset(self.catalog))
+        self._pending_notices += [Notice(level="warning", message=n) for n in self.safety.notices()]
         self.lifecycle = Lifecycle(dispatcher=hooks or NullDispatcher(), common=self._hook_fields)
         self.agent = Agent(
             provider=provider,
@@ -132,7 +142,10 @@ class AgentSession:
                 on_compacted=self._refresh_system_prompt,
                 on_usage=self.state.add_usage,
             ),
+            sandbox=self.safety.sandbox,
+            redactor=self.safety.redactor,
         )
+        self.safety.watch(gate, self.agent.tools)
         self.context = SessionContext(
             agent=self.agent,
             prompts=PromptAssembler(root, home=home, skills=self._skills_section),
@@ -199,6 +212,30 @@ class AgentSession:
     def memory(self) -> MemoryStore:
         return self.context.memory
 
+    @property
+    def trust(self) -> ProjectTrust:
+        """Whether the project's settings may loosen anything (``core.trust``)."""
+        return self.safety.trust
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """The OS sandbox commands run in; other spawners call ``sandbox.wrap``."""
+        return self.safety.sandbox
+
+    def trust_project(self) -> ProjectTrust:
+        """The person trusts the project's settings as they are now: remember it
+        and apply them from the next call on (config, rules, mode default,
+        sandbox); session rules and the conversation are kept."""
+        ignored = self.safety.trust.notice()
+        self._pending_notices[:] = [n for n in self._pending_notices if n.message != ignored]
+        self.safety.approve()
+        self.config, gate = self.safety.reload(self.agent.gate, self._audit)
+        self.agent.gate = gate
+        self.agent.sandbox = self.safety.sandbox
+        self.agent.ctx = self._run_context(gate, self.session_dir)
+        self.safety.watch(gate, self.agent.tools)
+        return self.safety.trust
+
     # --- what front ends change between turns ----------------------------------
 
     @property
@@ -252,6 +289,15 @@ class AgentSession:
     async def run(self, prompt: str, *, max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
         """Run one user turn; every message is on disk as soon as it exists."""
         self.state.cancelled_turn = None
+        prompt, lone = scrub_surrogates(prompt)
+        if lone:
+            self._pending_notices.append(
+                Notice(
+                    level="warning",
+                    message=f"The prompt held {lone} invalid character(s) (lone UTF-16 "
+                    "surrogates); each was replaced by U+FFFD.",
+                )
+            )
         async for event in self._prepare():
             yield event
         outcome = await self.lifecycle.fire("UserPromptSubmit", prompt=prompt)
@@ -398,9 +444,19 @@ class AgentSession:
         await asyncio.to_thread(self.skills.catalog.reload)
         self._refresh_system_prompt()
 
-    async def resume(self, session_id: str) -> LoadedSession:
-        """Continue a stored session (an id prefix is enough)."""
-        loaded, writer = SessionStore.resume(self.root, session_id)
+    async def resume(self, session_id: str, *, fork: bool = False) -> LoadedSession:
+        """Continue a stored session (an id prefix is enough). Only one writer
+        per session: one in use elsewhere raises ``SessionInUse``; ``fork``
+        continues a copy of it in a new session instead."""
+        if self._writer is not None and not fork:
+            if resolve_session_id(self.root, session_id) == self._writer.id:
+                self._close_writer()  # resuming this very session: let go of it first
+        if fork:
+            loaded, writer = SessionStore.fork(
+                self.root, session_id, provider=self.provider.name, model=self.provider.model
+            )
+        else:
+            loaded, writer = SessionStore.resume(self.root, session_id)
         await self._end("resume")
         self._close_writer()
         self.state.reset()
@@ -420,6 +476,18 @@ class AgentSession:
                     level="warning",
                     message=f"Skipped {loaded.skipped_lines} damaged line(s) in the session file.",
                 )
+            )
+        if loaded.repaired:
+            self._pending_notices.append(
+                Notice(
+                    level="warning",
+                    message=f"Repaired the session log: {loaded.repaired} unanswered tool call(s), "
+                    "stray result(s) or invalid character(s) before its end.",
+                )
+            )
+        if fork:
+            self._pending_notices.append(
+                Notice(level="info", message=f"Forked session {loaded.id} into {writer.id}.")
             )
         if loaded.closed_dangling:
             self._pending_notices.append(
@@ -496,7 +564,8 @@ def open_session(
     name, missing variable); problems in config files become warnings.
     """
     root_path = Path(os.environ.get("MEWCODE_ROOT") or root).resolve()
-    config = load_config(root_path, home=home, env=env)
+    trust = assess_project(root_path, home=home)
+    config = load_config(root_path, home=home, env=env, trust=trust)
     settings = config.select_provider(provider, model)
     built = build_provider(settings, record_to=record_to, replay_from=replay_from)
     return AgentSession(
@@ -511,4 +580,6 @@ def open_session(
         home=home,
         hooks=hooks,
         tasks=tasks,
+        trust=trust,
+        env=env,
     )

@@ -10,6 +10,7 @@ Real errors, under one root::
      │    └── ReplayMismatch a replayed request differs from the cassette
      ├── ToolError          a tool refused its input or failed (becomes an error result)
      ├── SessionError       a session cannot be found or read
+     │    └── SessionInUse  another process is writing the session
      └── SkillError         a skill cannot be parsed, found, run or installed
 
 Cancelling a turn is not an error: the task running it is cancelled
@@ -24,6 +25,7 @@ __all__ = [
     "ProviderError",
     "ReplayMismatch",
     "SessionError",
+    "SessionInUse",
     "SkillError",
     "ToolError",
 ]
@@ -95,3 +97,13 @@ class SkillError(MewcodeError):
         self.reason = message
         where = (path + (f":{line}" if line else "")) if path else ""
         super().__init__(f"{where}: {message}" if where else message)
+
+
+class SessionInUse(SessionError):
+    """Another process (a second kernel, say) holds the session's lock: only
+    one writes a session. ``session_id`` and the holder's ``pid`` say which."""
+
+    def __init__(self, message: str, *, session_id: str, pid: int | None = None) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.pid = pid

@@ -7,6 +7,7 @@ translates them to ``tool`` role messages on the wire.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,6 +24,8 @@ __all__ = [
     "ToolResultBlock",
     "ToolUseBlock",
     "assistant",
+    "scrub_message",
+    "scrub_surrogates",
     "user",
 ]
 
@@ -169,3 +172,39 @@ def assistant(*blocks: Block | str, meta: dict[str, Any] | None = None) -> Messa
         content=[TextBlock(text=b) if isinstance(b, str) else b for b in blocks],
         meta=meta or {},
     )
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub_surrogates(text: str) -> tuple[str, int]:
+    """``text`` with its surrogate code points repaired, and how many were lone.
+
+    A high and low surrogate in a row (text that went through UTF-16 badly)
+    become the character they encode; a lone one, which no provider accepts
+    and which would break every later request, becomes U+FFFD.
+    """
+    if not _SURROGATE.search(text):
+        return text, 0
+    fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return fixed, fixed.count("\ufffd") - text.count("\ufffd")
+
+
+def scrub_message(message: Message) -> tuple[Message, int]:
+    """``message`` with the text of its blocks repaired (``scrub_surrogates``)."""
+    fixed = 0
+    blocks: list[Any] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            text, n = scrub_surrogates(block.text)
+            blocks.append(block.model_copy(update={"text": text}) if n else block)
+        elif isinstance(block, ToolResultBlock):
+            text, n = scrub_surrogates(block.text)
+            blocks.append(block.with_text(text) if n else block)
+        else:
+            n = 0
+            blocks.append(block)
+        fixed += n
+    if not fixed:
+        return message, 0
+    return message.model_copy(update={"content": blocks}), fixed

@@ -38,6 +38,7 @@ PROVIDER_ENV_VARS: tuple[str, ...] = (
     "MEWCODE_GITHUB_API_URL",
     "MEWCODE_GITHUB_RAW_URL",
     "MEWCODE_SKILL_INSTALL_TIMEOUT",
+    "MEWCODE_TRUST_PROJECT",
 )
 """Never inherited by a test: the developer's keys, endpoints and MewCode settings."""
 

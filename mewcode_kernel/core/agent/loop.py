@@ -22,11 +22,19 @@ from collections.abc import AsyncIterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING
 
 from ..context import ContextManager
-from ..context.tokens import CHARS_PER_TOKEN, estimate_request
+from ..context.tokens import (
+    CHARS_PER_TOKEN,
+    estimate_messages,
+    estimate_request,
+    estimate_text,
+    estimate_tools,
+)
 from ..conversation import CANCELLED_RESULT, Conversation
 from ..errors import ProviderError
 from ..events import (
     AgentEvent,
+    ApprovalRequested,
+    ApprovalResolved,
     AssistantMessage,
     CompactTrigger,
     ModelRequestStarted,
@@ -41,11 +49,13 @@ from ..events import (
     UsageReported,
 )
 from ..lifecycle import Lifecycle, LifecycleDispatcher
-from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, scrub_message
 from ..permission.gate import Gate
-from ..permission.seam import ApprovalHandler, PermissionGate
+from ..permission.seam import ApprovalHandler, ApprovalRequest, PermissionGate
 from ..prompt.turn import render_reminder
 from ..providers.base import ModelRequest, Provider
+from ..redaction import Redactor
+from ..sandbox import Sandbox
 from ..tasks import TaskManager
 from ..tools.base import FileEffect
 from ..tools.context import CancelScope, RunContext
@@ -106,6 +116,8 @@ class Agent:
         unknown_tool_limit: int = UNKNOWN_TOOL_TURN_LIMIT,
         model: str | None = None,
         subagents: SubagentRunner | None = None,
+        sandbox: Sandbox | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError("max_turns must be at least 1")
@@ -130,6 +142,10 @@ class Agent:
         self.model = model
         #: Runs subagents for the ``Agent`` tool (``None``: this agent cannot delegate).
         self.subagents = subagents
+        #: The OS sandbox tools spawn processes in (``None``: none).
+        self.sandbox = sandbox
+        #: Secret values taken out of tool results (default: from the environment).
+        self.redactor = redactor if redactor is not None else Redactor.from_environment()
 
     # --- services tools see --------------------------------------------------------
 
@@ -153,6 +169,25 @@ class Agent:
             emit=self.ctx.emit,
             scope=self.ctx.scope,
         )
+
+    async def ask_person(self, ctx: RunContext, reason: str) -> bool:
+        """A person's explicit yes for something about the running call that no
+        rule, mode or headless policy may approve (``AgentServices.ask_person``)."""
+        call = ctx.call
+        tool = self.tools.get(call.name) if call is not None else None
+        if call is None or tool is None or self.approval_handler is None:
+            return False
+        if self.gate.mode == "dontAsk":
+            return False
+        ctx.emit(ApprovalRequested(call=call, reason=reason))
+        answer = await self.approval_handler(
+            ApprovalRequest(call=call, tool=tool, reason=reason, cwd=ctx.root)
+        )
+        self.gate.record_approval(
+            call, tool, allowed=answer.allow, by="user", note=f"asked: {reason}"[:300]
+        )
+        ctx.emit(ApprovalResolved(call=call, allowed=answer.allow, by="user", note=answer.note))
+        return answer.allow
 
     def file_effects(self) -> dict[str, FileEffect]:
         """Tools whose ``path`` argument names a file they read or edit."""
@@ -255,14 +290,26 @@ class _Turn:
 
     async def run(self, prompt: str | Message) -> AsyncIterator[AgentEvent]:
         agent = self.agent
+        message = (
+            Message(role="user", content=[TextBlock(text=prompt)])
+            if isinstance(prompt, str)
+            else prompt
+        )
+        message, lone = scrub_message(message)
+        if lone:
+            yield Notice(
+                level="warning",
+                message=f"The prompt held {lone} invalid character(s) (lone UTF-16 surrogates); "
+                "each was replaced by U+FFFD.",
+            )
+        refusal = self._too_large(message)
+        if refusal is not None:
+            yield Notice(level="error", message=refusal)
+            yield agent.done("refused", "", Usage(), 0, error=refusal)
+            return
         agent.state.user_turns += 1
         agent.state.cancelled_turn = None
         try:
-            message = (
-                Message(role="user", content=[TextBlock(text=prompt)])
-                if isinstance(prompt, str)
-                else prompt
-            )
             async for event in self._write_user_side(message):
                 yield event
             async for event in self._loop():
@@ -282,6 +329,26 @@ class _Turn:
             message = f"the turn stopped on an internal error: {type(exc).__name__}: {exc}"
             yield Notice(level="error", message=message)
             yield agent.done("error", self.final_text, self.usage, self.turn, error=message)
+
+    def _too_large(self, message: Message) -> str | None:
+        """Why ``message`` cannot be sent at all (larger than the usable window:
+        no compaction can make room for it), or ``None``."""
+        agent = self.agent
+        if agent.context is None:
+            return None
+        window = agent.context.window
+        fixed = estimate_text(agent.system_prompt) + estimate_tools(
+            [t.spec() for t in agent.gate.offered_tools(agent.tools)]
+        )
+        usable = window - fixed - (agent.max_tokens or min(window // 8, 16_384))
+        size = estimate_messages([message])
+        if size <= usable:
+            return None
+        return (
+            f"The prompt was not sent: it is about {size:,} tokens, and the model's context "
+            f"window leaves about {max(usable, 0):,} for it (window {window:,}). Put the text "
+            "in a file and ask the agent to read the parts it needs."
+        )
 
     async def _loop(self) -> AsyncIterator[AgentEvent]:
         agent = self.agent
@@ -340,7 +407,7 @@ class _Turn:
 
             self._count(done.usage)
             agent.state.last_usage = done.usage
-            message = done.message
+            message, _ = scrub_message(done.message)
             if message.content:
                 self.conversation.append(message)
                 if message.text:

@@ -7,6 +7,10 @@ tools themselves, batch by batch (consecutive read-only calls run
 concurrently). While tools run, their progress events reach the stream as
 they happen; each result is shaped for the conversation (L1 offload) and
 followed by ``PostToolUse``. Hook context is collected for the next message.
+
+Secret values (``agent.redactor``) are taken out of every result and every
+progress chunk here, in one place for all tools, before anything is stored,
+shown or sent; so are lone surrogates, which no provider accepts.
 """
 
 from __future__ import annotations
@@ -29,8 +33,9 @@ from ..events import (
     ToolProgress,
     ToolStarted,
 )
-from ..messages import TextBlock, ToolResultBlock, ToolUseBlock
+from ..messages import TextBlock, ToolResultBlock, ToolUseBlock, scrub_surrogates
 from ..permission.seam import ApprovalRequest
+from ..redaction import Redactor, StreamRedactor
 from ..tools.base import Tool, ToolOutput
 from ..tools.context import CancelScope
 from ..usage import Usage
@@ -88,8 +93,9 @@ async def run_round(agent: Agent, rnd: Round, scope: CancelScope) -> AsyncIterat
                 elif outcome and isinstance(outcome[0], dict):
                     args = outcome[0]
             if refusal is not None:
-                rnd.results[call.id] = ToolResultBlock(
-                    tool_use_id=call.id, content=refusal, is_error=True
+                rnd.results[call.id] = clean_result(
+                    ToolResultBlock(tool_use_id=call.id, content=refusal, is_error=True),
+                    agent.redactor,
                 )
                 yield ToolFinished(call=call, result=rnd.results[call.id], duration=0.0)
             elif t is not None:
@@ -223,6 +229,7 @@ async def _execute(
 
     tasks = [asyncio.ensure_future(run_one(call, t, args)) for call, t, args in runnable]
     by_id = {call.id: (t, args) for call, t, args in runnable}
+    streams = {call.id: agent.redactor.stream() for call, _, _ in runnable}
     remaining = len(tasks)
     try:
         while remaining:
@@ -231,11 +238,16 @@ async def _execute(
                 nested = item.nested if isinstance(item, ToolProgress) else None
                 if isinstance(nested, AssistantMessage):
                     rnd.usage = rnd.usage + nested.usage
-                yield item
+                shown = _redacted_progress(item, streams)
+                if shown is not None:
+                    yield shown
                 continue
             remaining -= 1
             t, args = by_id[item.call.id]
-            result = item.result
+            rest = streams[item.call.id].flush()
+            if rest:
+                yield ToolProgress(call=item.call, output=rest)
+            result = clean_result(item.result, agent.redactor)
             if agent.context is not None:
                 result = agent.context.shape_result(
                     item.call,
@@ -293,6 +305,41 @@ async def _call_one(
             is_error=True,
         )
     return _Finished(call=call, result=result, duration=time.perf_counter() - start)
+
+
+def _redacted_progress(event: AgentEvent, streams: dict[str, StreamRedactor]) -> AgentEvent | None:
+    """A progress event with secrets taken out of its output (``None``: nothing
+    to show yet, the output may be the start of a secret)."""
+    if not isinstance(event, ToolProgress) or not event.output or event.nested is not None:
+        return event
+    stream = streams.get(event.call.id)
+    if stream is None:
+        return event
+    output = stream.feed(event.output)
+    if not output and not event.status:
+        return None
+    return ToolProgress(call=event.call, output=output, status=event.status)
+
+
+def clean_result(result: ToolResultBlock, redactor: Redactor) -> ToolResultBlock:
+    """``result`` without secret values and lone surrogates."""
+    if not redactor and not any(isinstance(p, TextBlock) for p in result.parts):
+        return result
+    changed = False
+    parts: list[TextBlock | Any] = []
+    for part in result.parts:
+        if isinstance(part, TextBlock):
+            text, _ = scrub_surrogates(redactor.redact(part.text))
+            if text != part.text:
+                changed = True
+                part = TextBlock(text=text)
+        parts.append(part)
+    if not changed:
+        return result
+    content: str | list[Any] = parts[0].text if isinstance(result.content, str) else parts
+    return ToolResultBlock(
+        tool_use_id=result.tool_use_id, content=content, is_error=result.is_error
+    )
 
 
 def _result(call_id: str, output: str | ToolOutput) -> ToolResultBlock:

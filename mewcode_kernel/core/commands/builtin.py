@@ -71,20 +71,31 @@ async def sessions_command(session: AgentSession, args: str) -> CommandResult:
 
 
 @command(
-    "resume", help="Continue a stored session (default: the most recent other one).", usage="[ID]"
+    "resume",
+    help="Continue a stored session (default: the most recent other one); "
+    "--fork continues a copy in a new session (for one in use by another kernel).",
+    usage="[ID] [--fork]",
 )
 async def resume_command(session: AgentSession, args: str) -> CommandResult:
-    target = args.strip()
+    words = args.split()
+    fork = "--fork" in words
+    target = " ".join(w for w in words if w != "--fork")
     if not target:
         others = [s for s in list_sessions(session.root) if s.id != session.session_id]
         if not others:
             return _fail("There is no other stored session to resume in this project.")
         target = others[0].id
     try:
-        loaded = await session.resume(target)
+        loaded = await session.resume(target, fork=fork)
     except SessionError as exc:
         return _fail(f"Cannot resume {target!r}: {exc}")
     count = len(loaded.messages)
+    if fork:
+        return CommandResult(
+            markdown=f"Forked session `{loaded.id}` ({count} messages) into `{session.session_id}`: "
+            "the next turn continues the copy.",
+            data=session.session_id,
+        )
     return CommandResult(
         markdown=f"Resumed session `{loaded.id}` ({count} messages): the next turn continues it.",
         data=loaded.id,

@@ -23,6 +23,7 @@ from .resolved import (
     ConfiguredRule,
     McpServerConfig,
     ResolvedConfig,
+    SandboxSettings,
     SubagentSettings,
     TaskSettings,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "McpServerConfig",
     "ProviderSettings",
     "ResolvedConfig",
+    "SandboxSettings",
     "SubagentSettings",
     "TaskSettings",
     "default_context_window",

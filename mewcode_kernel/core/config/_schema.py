@@ -25,6 +25,7 @@ __all__ = [
     "McpServerEntry",
     "PermissionsSection",
     "ProviderEntry",
+    "SandboxSection",
     "SubagentsSection",
     "TasksSection",
 ]
@@ -64,9 +65,12 @@ class SubagentsSection(_Section):
 class PermissionsSection(_Section):
     """``permissions``: rule strings, parsed later by the permission engine."""
 
-    allow: list[str] = Field(default_factory=list)
-    ask: list[str] = Field(default_factory=list)
-    deny: list[str] = Field(default_factory=list)
+    # Any entries: one that is not a string is reported by the permission
+    # engine, and a bad deny entry makes what it may cover ask (fail closed),
+    # where a schema error here would drop the whole file and its deny rules.
+    allow: list[Any] = Field(default_factory=list)
+    ask: list[Any] = Field(default_factory=list)
+    deny: list[Any] = Field(default_factory=list)
 
     @field_validator("allow", "ask", "deny", mode="before")
     @classmethod
@@ -74,6 +78,27 @@ class PermissionsSection(_Section):
         if value is None:
             return []
         return [value] if isinstance(value, str) else value
+
+
+class SandboxSection(_Section):
+    """``sandbox``: the OS sandbox for commands (bubblewrap)."""
+
+    enabled: bool | None = None
+    network: Literal["on", "off"] | None = None
+    allow_write: list[str] = Field(default_factory=list)
+
+    @field_validator("allow_write", mode="before")
+    @classmethod
+    def _one_path_is_a_list(cls, value: Any) -> Any:
+        if value is None:
+            return []
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("network", mode="before")
+    @classmethod
+    def _yaml_booleans(cls, value: Any) -> Any:
+        # YAML 1.1 reads a bare on/off as a boolean
+        return {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
 
 
 class McpServerEntry(_Section):
@@ -112,8 +137,11 @@ class ConfigFile(_Section):
     mcp_servers: dict[str, McpServerEntry] = Field(default_factory=dict)
     tasks: TasksSection = Field(default_factory=TasksSection)
     subagents: SubagentsSection = Field(default_factory=SubagentsSection)
+    sandbox: SandboxSection = Field(default_factory=SandboxSection)
 
-    @field_validator("providers", "mcp_servers", "permissions", "tasks", "subagents", mode="before")
+    @field_validator(
+        "providers", "mcp_servers", "permissions", "tasks", "subagents", "sandbox", mode="before"
+    )
     @classmethod
     def _null_is_empty(cls, value: Any) -> Any:
         return {} if value is None else value

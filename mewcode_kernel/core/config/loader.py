@@ -13,9 +13,16 @@ Layering rules (user first, then project on top):
 * ``permissions``: both files' rules are kept, user rules first; each rule
   remembers its file and line.
 
+* ``sandbox``: the project wins per key; ``allow_write`` lists are joined.
+
 ``${VAR}`` / ``${VAR:-default}`` are expanded in provider ``api_key`` and
 ``base_url`` only, from the ``env`` mapping given. With no configured provider
 at all, ``anthropic`` / ``openai`` exist when their SDK key variable is set.
+
+Given the project's ``trust`` (``core.trust``) and it is not trusted, the
+project file can only tighten: its providers with their own URL or
+``${VAR}``, its allow rules and its sandbox loosening are left out (each
+named in ``warnings``); deny and ask rules apply.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from ..errors import ConfigError
+from ..trust import ProjectTrust
 from ._expand import expand_vars
 from ._layer import Layer, load_layer
 from .providers import ENV_API_KEY, ENV_BASE_URL, default_model
@@ -36,6 +44,7 @@ from .resolved import (
     ConfiguredRule,
     McpServerConfig,
     ResolvedConfig,
+    SandboxSettings,
     SubagentSettings,
     TaskSettings,
 )
@@ -49,13 +58,19 @@ _EXPANDED = ("api_key", "base_url")
 
 
 def load_config(
-    root: Path, home: Path | None = None, env: Mapping[str, str] | None = None
+    root: Path,
+    home: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    trust: ProjectTrust | None = None,
 ) -> ResolvedConfig:
     """Load ``<home>/.mewcode/config.yaml`` then ``<root>/.mewcode.yaml``.
 
     Never raises for a bad file: a file that cannot be used is skipped and
     every problem lands in ``ResolvedConfig.warnings``. ``home`` defaults to
     the user's home directory and ``env`` to ``os.environ`` (pass both in tests).
+    ``trust`` (``None``: every project setting applies) keeps an untrusted
+    project's file from loosening anything; ``open_session`` passes it.
     """
     env = os.environ if env is None else env
     if home is None:
@@ -66,14 +81,18 @@ def load_config(
     paths = ([home / USER_CONFIG] if home is not None else []) + [root / PROJECT_CONFIG]
     layers: list[Layer] = []
     warnings: list[ConfigError] = []
+    unreadable: list[str] = []
     for path in paths:
         layer, problems = load_layer(path)
         warnings += problems
         if layer is not None:
             layers.append(layer)
+        elif problems and _may_hold_deny_rules(path):
+            unreadable.append(str(path))
+    project = root / PROJECT_CONFIG
+    untrusted = trust if trust is not None and not trust.trusted else None
 
-    providers = _merge_providers(layers, env)
-    invalid: dict[str, ConfigError] = {}
+    providers, invalid = _merge_providers(layers, env, project, untrusted)
     for layer in layers:
         invalid.update(layer.invalid_providers)
     if not providers and not invalid:
@@ -102,11 +121,18 @@ def load_config(
         default_model=default_model_,
         env_provider=env.get("MEWCODE_PROVIDER") or None,
         env_model=env.get("MEWCODE_MODEL") or None,
-        permission_rules=tuple(r for layer in layers for r in _rules(layer)),
+        permission_rules=tuple(
+            r
+            for layer in layers
+            for r in _rules(layer)
+            if not (untrusted and layer.path == project and r.action == "allow")
+        ),
         mcp_servers=_merge_servers(layers),
         tasks=TaskSettings(**_merged(layers, "tasks")),
         subagents=SubagentSettings(**_merged(layers, "subagents")),
+        sandbox=_merge_sandbox(layers, root, project, untrusted),
         warnings=warnings,
+        unreadable_rule_files=tuple(unreadable),
     )
 
 
@@ -217,12 +243,69 @@ class _Draft:
         )
 
 
-def _merge_providers(layers: list[Layer], env: Mapping[str, str]) -> dict[str, ConfiguredProvider]:
+def _merge_providers(
+    layers: list[Layer], env: Mapping[str, str], project: Path, untrusted: ProjectTrust | None
+) -> tuple[dict[str, ConfiguredProvider], dict[str, ConfigError]]:
     drafts: dict[str, _Draft] = {}
+    held: dict[str, ConfigError] = {}
     for layer in layers:
         for name in layer.file.providers:
+            if untrusted and layer.path == project and not untrusted.may_use("provider", name):
+                held[name] = ConfigError(
+                    "it names its own server or reads your environment variables, and this "
+                    "project's settings are not trusted yet (trust them with /trust, or "
+                    "MEWCODE_TRUST_PROJECT=1 for headless runs)",
+                    path=str(layer.path),
+                    line=layer.line_of(("providers", name)),
+                    field=f"providers.{name}",
+                )
+                continue
             drafts.setdefault(name, _Draft(name)).overlay(layer, env)
-    return {name: draft.build(env) for name, draft in drafts.items()}
+    built = {name: draft.build(env) for name, draft in drafts.items()}
+    return built, {k: v for k, v in held.items() if k not in built}
+
+
+def _may_hold_deny_rules(path: Path) -> bool:
+    """Whether a file that could not be loaded mentions deny rules at all."""
+    try:
+        return "deny" in path.read_text(encoding="utf-8", errors="replace").lower()
+    except OSError:
+        return False
+
+
+def _merge_sandbox(
+    layers: list[Layer], root: Path, project: Path, untrusted: ProjectTrust | None
+) -> SandboxSettings:
+    enabled, network = True, "on"
+    writable: list[Path] = []
+    ignored: list[str] = []
+    for layer in layers:
+        section = layer.file.sandbox
+        fields = section.model_fields_set
+        held = untrusted if layer.path == project else None
+        if "enabled" in fields and section.enabled is not None:
+            if held and not section.enabled and not held.may_use("sandbox", "enabled"):
+                ignored.append(f"{layer.path}: sandbox.enabled: false")
+            else:
+                enabled = section.enabled
+        if "network" in fields and section.network is not None:
+            if held and section.network == "on" and not held.may_use("sandbox", "network"):
+                ignored.append(f"{layer.path}: sandbox.network: on")
+            else:
+                network = section.network
+        base = root if layer.path == project else layer.path.parent.parent
+        for entry in section.allow_write:
+            if held and not held.may_use("sandbox", f"allow_write:{entry}"):
+                ignored.append(f"{layer.path}: sandbox.allow_write: {entry}")
+                continue
+            path = Path(os.path.expanduser(entry))
+            writable.append(Path(os.path.realpath(path if path.is_absolute() else base / path)))
+    return SandboxSettings(
+        enabled=enabled,
+        network=network,  # type: ignore[arg-type]
+        allow_write=tuple(dict.fromkeys(writable)),
+        ignored=tuple(ignored),
+    )
 
 
 def _env_providers(env: Mapping[str, str]) -> dict[str, ConfiguredProvider]:

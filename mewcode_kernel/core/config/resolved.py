@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import SecretStr
 
@@ -19,7 +19,13 @@ from .providers import (
     default_model_aliases,
 )
 
-__all__ = ["ConfiguredProvider", "ConfiguredRule", "McpServerConfig", "ResolvedConfig"]
+__all__ = [
+    "ConfiguredProvider",
+    "ConfiguredRule",
+    "McpServerConfig",
+    "ResolvedConfig",
+    "SandboxSettings",
+]
 
 RuleAction = Literal["allow", "ask", "deny"]
 
@@ -51,10 +57,12 @@ class ConfiguredProvider:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ConfiguredRule:
-    """One permission rule string and the file (and line) it came from."""
+    """One permission rule string and the file (and line) it came from. A
+    ``rule`` that is not a string is kept as written, for the permission
+    engine to report (and, for a deny rule, to fail closed on)."""
 
     action: RuleAction
-    rule: str
+    rule: Any
     source: str
     line: int | None = None
 
@@ -94,6 +102,19 @@ class SubagentSettings:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class SandboxSettings:
+    """``sandbox`` after layering: whether commands run under bubblewrap, the
+    network inside it (``on``/``off``) and the extra writable directories
+    (absolute). ``ignored`` lists what the project asked for but may not
+    loosen until it is trusted."""
+
+    enabled: bool = True
+    network: Literal["on", "off"] = "on"
+    allow_write: tuple[Path, ...] = ()
+    ignored: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ResolvedConfig:
     """User config overlaid by project config. Never holds the environment
     itself; secrets are ``SecretStr`` and hidden from ``repr``.
@@ -115,7 +136,11 @@ class ResolvedConfig:
     mcp_servers: Mapping[str, McpServerConfig] = field(default_factory=dict)
     tasks: TaskSettings = field(default_factory=lambda: TaskSettings())
     subagents: SubagentSettings = field(default_factory=lambda: SubagentSettings())
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     warnings: list[ConfigError] = field(default_factory=list)
+    #: files that exist but could not be used at all and may hold deny rules
+    #: (the permission gate makes every call ask until they are fixed)
+    unreadable_rule_files: tuple[str, ...] = ()
 
     def available_providers(self) -> list[str]:
         """Names that ``select_provider`` accepts (``replay`` always exists)."""

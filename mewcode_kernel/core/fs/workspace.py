@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-__all__ = ["PathKind", "ResolvedPath", "Workspace", "suspicious_name"]
+__all__ = ["PathKind", "ResolvedPath", "Workspace", "realpath", "suspicious_name"]
 
 _LEADS_OUT = "refusing to write {raw}: it leads outside the project through a symlink"
 
@@ -75,6 +75,19 @@ def suspicious_name(name: str) -> str | None:
     if len(scripts) > 1:
         return f"the name {name!r} mixes {' and '.join(sorted(scripts))} letters"
     return None
+
+
+def realpath(path: str, *, attempts: int = 5) -> str:
+    """``os.path.realpath``, retried when a component changes under it (a link
+    swapped for a directory between its ``lstat`` and ``readlink`` raises
+    ``OSError`` even in non-strict mode); raises ``OSError`` if it never settles."""
+    for attempt in range(attempts):
+        try:
+            return os.path.realpath(path)
+        except OSError:
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 @lru_cache(maxsize=64)
@@ -154,7 +167,13 @@ class Workspace:
             )  # fmt: skip
         if not text.startswith("/"):
             text = posixpath.join(base if base is not None else self.root, text)
-        path = os.path.realpath(text)
+        try:
+            path = realpath(text)
+        except OSError as exc:
+            return ResolvedPath(
+                raw=raw, path=os.path.abspath(text), root=None, rel=None, kind="missing",
+                suspicious=f"the path kept changing while it was resolved ({exc.strerror})",
+            )  # fmt: skip
         where = self.contains(path)
         root, rel = where if where else (None, None)
         kind: PathKind = "missing"
@@ -191,7 +210,10 @@ class Workspace:
         from .safe_write import UnsafeWriteError
 
         lexical = os.path.normpath(os.path.join(self._spelled[0], os.path.expanduser(raw)))
-        target = os.path.realpath(lexical)
+        try:
+            target = realpath(lexical)
+        except OSError:
+            raise UnsafeWriteError(f"refusing to write {raw}: the path kept changing") from None
         named_inside = any(_within(lexical, r) for r in (*self._spelled, *self.roots))
         containing = tuple(r for r in self.roots if _within(target, r))
         if named_inside and not containing:

@@ -10,8 +10,10 @@
    any part of a command, including ``$(...)``, ``sudo``, ``xargs``): deny.
 5. ``sandbox``: asks that no rule and no mode lifts: a write outside the
    project root and the additional directories, a suspicious name, a
-   hard-linked or special write target, a shell redirection outside the
-   root, a search over paths that a Read deny or ask rule covers.
+   hard-linked file (read or written) or special write target, a shell
+   redirection outside the root, a search over paths that a Read deny or
+   ask rule covers, a deny rule that could not be read (it fails closed:
+   whatever it may cover asks).
 6. ``ask-rule``: ask.
 7. ``allow-rule``: an allow rule covering the whole call (every path; every
    part of a compound command, none of it opaque): allow.
@@ -64,7 +66,7 @@ def decide(
         if why is not None:
             return Decision(outcome="deny", reason=f"read-only role: {why}", layer="read-only")
     if mode == "dontAsk":
-        decision = _decide(request, rules, "default", workspace)
+        decision = _fail_closed(request, rules, _decide(request, rules, "default", workspace))
         if decision.outcome != "ask":
             return decision
         return Decision(
@@ -73,7 +75,18 @@ def decide(
             layer=decision.layer,
             rules=decision.rules,
         )
-    return _decide(request, rules, mode, workspace)
+    return _fail_closed(request, rules, _decide(request, rules, mode, workspace))
+
+
+def _fail_closed(request: PermissionRequest, rules: RuleSet, decision: Decision) -> Decision:
+    """A deny rule that could not be read turns what it may cover into a
+    person's ask (a deny stays a deny)."""
+    if decision.outcome == "deny" or decision.personal or not rules.broken:
+        return decision
+    for broken in rules.broken:
+        if broken.covers(request.tool, request.names, request.family, request.reads_paths):
+            return Decision(outcome="ask", reason=broken.reason, layer="sandbox")
+    return decision
 
 
 def _may_write(request: PermissionRequest) -> str | None:

@@ -20,6 +20,7 @@ from ..fs import Workspace
 from ..messages import ToolUseBlock
 from ..tools.base import Tool
 from ..tools.context import RunContext
+from ..trust import ProjectTrust
 from .audit import AuditRecord
 from .decision import Decision
 from .engine import decide
@@ -108,7 +109,9 @@ class Gate:
     live in the same set with the source ``session``. ``on_audit`` receives
     every ``AuditRecord`` (decisions and answered asks); the last records are
     also kept in ``audit_log``. ``home`` and ``case_insensitive`` override
-    what path resolution assumes (tests).
+    what path resolution assumes (tests). ``sandboxed``: the session's OS
+    sandbox is active, so calls of tools that run in it (``Tool.sandboxed``)
+    are judged knowing it holds them.
     """
 
     def __init__(
@@ -123,9 +126,11 @@ class Gate:
         case_insensitive: bool | None = None,
         home: str | None = None,
         read_only: bool = False,
+        sandboxed: bool = False,
     ) -> None:
         self.rules = rules if rules is not None else RuleSet()
         self.read_only = read_only
+        self.sandboxed = sandboxed
         self.bypass_disabled = bypass_disabled
         self._mode: Mode = "default"
         self.mode = mode
@@ -137,6 +142,8 @@ class Gate:
         self._home = home
         self._workspaces: dict[tuple[str, tuple[str, ...]], Workspace] = {}
         self._contexts: OrderedDict[str, RunContext] = OrderedDict()
+        #: Called with the file after an "always allow" rule was saved to it.
+        self.on_saved: Callable[[Path], None] | None = None
 
     @classmethod
     def for_project(
@@ -145,14 +152,16 @@ class Gate:
         *,
         mode: Mode | None = None,
         config_permissions: Iterable[tuple[Any, RuleSource]] = (),
+        trust: ProjectTrust | None = None,
         **kwargs: Any,
     ) -> Gate:
         """A gate with the rules of ``config_permissions`` (each a ``permissions``
-        section and its source) and of the project's settings files."""
+        section and its source) and of the project's settings files (which an
+        untrusted project's ``trust`` keeps from loosening anything)."""
         rules = RuleSet()
         for block, source in config_permissions:
             rules.extend(rules_from_permissions(block, source))
-        loaded = load_project_settings(root)
+        loaded = load_project_settings(root, trust)
         rules.extend(loaded.rules)
         return cls(
             rules=rules,
@@ -181,6 +190,7 @@ class Gate:
             case_insensitive=self._case_insensitive,
             home=self._home,
             read_only=read_only or self.read_only,
+            sandboxed=self.sandboxed,
         )
         child._workspaces = self._workspaces
         return child
@@ -233,7 +243,7 @@ class Gate:
 
     def _request(self, call: ToolUseBlock, tool: Tool, ctx: RunContext) -> PermissionRequest:
         families = ctx.services.tools.rule_families() if ctx.services is not None else None
-        return PermissionRequest.from_call(call, tool, families)
+        return PermissionRequest.from_call(call, tool, families, sandbox_active=self.sandboxed)
 
     def evaluate(self, call: ToolUseBlock, tool: Tool, ctx: RunContext) -> Decision:
         """The engine's decision for ``call`` (no audit, no side effects)."""
@@ -323,6 +333,8 @@ class Gate:
         for old in [r for r in self.rules if r.source == SESSION and r.text == text]:
             self.rules.remove(old)
         self.rules.add(saved)
+        if self.on_saved is not None:
+            self.on_saved(path)
         return path
 
     # ---- what the model sees ------------------------------------------------------

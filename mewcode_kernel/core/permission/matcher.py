@@ -36,6 +36,7 @@ __all__ = [
     "Matcher",
     "MatcherError",
     "Not",
+    "Prefix",
     "Regex",
     "compile_match_spec",
     "compile_matcher",
@@ -107,19 +108,45 @@ class Not:
         return not self.inner.matches(value)
 
 
+class _Lazy:
+    """An anchored regular expression compiled when first needed: a config of
+    thousands of rules loads without compiling them all (a translated glob
+    always compiles; one with a character class is checked when made)."""
+
+    __slots__ = ("_compiled", "expression", "flags")
+
+    def __init__(self, expression: str, flags: int) -> None:
+        self.expression = expression
+        self.flags = flags
+        self._compiled: re.Pattern[str] | None = None
+        if "[" in expression:  # a class like [z-a] can fail: fail now, not mid-decision
+            self.compiled()
+
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            try:
+                self._compiled = re.compile(self.expression, self.flags)
+            except re.error as exc:
+                raise MatcherError(f"bad pattern: {exc}") from None
+        return self._compiled
+
+    def fullmatch(self, value: str) -> bool:
+        return self.compiled().fullmatch(value) is not None
+
+
 @dataclass(frozen=True, slots=True)
 class Glob:
     """A glob translated to an anchored regular expression (see ``glob_to_regex``)."""
 
     source: str
-    regex: re.Pattern[str]
+    regex: _Lazy
 
     @property
     def pattern(self) -> str:
         return self.source
 
     def matches(self, value: str) -> bool:
-        return self.regex.fullmatch(value) is not None
+        return self.regex.fullmatch(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +154,7 @@ class CommandPattern:
     """Claude Code's command specifier: ``prefix:*``, ``*`` wildcards, or equality."""
 
     source: str
-    regex: re.Pattern[str]
+    regex: _Lazy
     wildcard: bool
 
     @property
@@ -135,7 +162,30 @@ class CommandPattern:
         return self.source
 
     def matches(self, value: str) -> bool:
-        return self.regex.fullmatch(value) is not None
+        return self.regex.fullmatch(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Prefix:
+    """``value`` is ``text``, or ``text`` followed by ``sep`` and anything (no
+    ``sep``: equality): the common literal rules (``Bash(git status:*)``,
+    ``Read(./secrets/**)``) without a regular expression."""
+
+    source: str
+    text: str
+    sep: str
+    ignore_case: bool = False
+    wildcard: bool = True
+
+    @property
+    def pattern(self) -> str:
+        return self.source
+
+    def matches(self, value: str) -> bool:
+        text = self.text
+        if self.ignore_case:
+            value, text = value.casefold(), text.casefold()
+        return value == text or (bool(self.sep) and value.startswith(text + self.sep))
 
 
 def has_glob_chars(text: str) -> bool:
@@ -200,19 +250,18 @@ def glob_to_regex(pattern: str, *, style: MatchStyle = "path") -> str:
     return "".join(out)
 
 
-def _command_pattern(text: str, ignore_case: bool) -> CommandPattern:
+def _command_pattern(text: str, ignore_case: bool) -> CommandPattern | Prefix:
     flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
-    if text.endswith(":*"):
-        prefix = text[:-2].rstrip()
-        return CommandPattern(text, re.compile(re.escape(prefix) + r"(?: .*)?", flags), True)
+    if text.endswith(":*") and "*" not in text[:-2]:
+        return Prefix(text, text[:-2].rstrip(), " ", ignore_case)
     if "*" not in text:
-        return CommandPattern(text, re.compile(re.escape(text), flags), False)
+        return Prefix(text, text, "", ignore_case, wildcard=False)
     body = text
     tail = ""
     if body.endswith(" *"):
         body, tail = body[:-2], r"(?: .*)?"
     regex = ".*".join(re.escape(chunk) for chunk in body.split("*")) + tail
-    return CommandPattern(text, re.compile(regex, flags), True)
+    return CommandPattern(text, _Lazy(regex, flags), True)
 
 
 def compile_matcher(
@@ -240,7 +289,7 @@ def compile_matcher(
     if style == "command":
         return _command_pattern(pattern, ignore_case)
     flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
-    return Glob(pattern, re.compile(glob_to_regex(pattern, style=style), flags))
+    return Glob(pattern, _Lazy(glob_to_regex(pattern, style=style), flags))
 
 
 def compile_match_spec(spec: Mapping[str, Any], *, style: MatchStyle = "text") -> Matcher:
@@ -270,5 +319,5 @@ def compile_match_spec(spec: Mapping[str, Any], *, style: MatchStyle = "text") -
         flags = re.DOTALL
         if style == "command":
             return _command_pattern(value, False)
-        return Glob(value, re.compile(glob_to_regex(value, style=style), flags))
+        return Glob(value, _Lazy(glob_to_regex(value, style=style), flags))
     raise MatcherError(f"unknown match type {kind!r} (expected exact, regex, glob or not)")

@@ -36,7 +36,8 @@ class PermissionRequest:
     ``names``: the rule names covering the tool; ``families``: for rules
     naming other tools of the session, how each reads its specifier (used
     where a call touches files another tool's rules guard, e.g. a shell
-    redirection and ``Read`` rules).
+    redirection and ``Read`` rules). ``sandboxed``: what the call starts runs
+    in an active OS sandbox (writes held to the project, denied paths hidden).
     """
 
     tool: str
@@ -50,6 +51,7 @@ class PermissionRequest:
     subject: str | None = None
     default_allow: bool = False
     families: Mapping[str, RuleFamily] = field(default_factory=dict)
+    sandboxed: bool = False
 
     @classmethod
     def from_call(
@@ -57,8 +59,11 @@ class PermissionRequest:
         call: ToolUseBlock,
         tool: Tool,
         families: Mapping[str, RuleFamily] | None = None,
+        *,
+        sandbox_active: bool = False,
     ) -> PermissionRequest:
-        """The request for ``call`` of ``tool``."""
+        """The request for ``call`` of ``tool`` (``sandbox_active``: the session's
+        OS sandbox is on, which counts for tools that run in it)."""
         known = dict(families or {})
         for name in tool.names_for_rules:
             known.setdefault(name, tool.family)
@@ -74,6 +79,7 @@ class PermissionRequest:
             subject=tool.subject(call.input),
             default_allow=tool.default_allow,
             families=known,
+            sandboxed=sandbox_active and tool.sandboxed,
         )
 
     @property

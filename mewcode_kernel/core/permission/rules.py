@@ -33,7 +33,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Literal
 
@@ -43,6 +43,8 @@ from .matcher import (
     Matcher,
     MatcherError,
     Not,
+    Prefix,
+    _Lazy,
     compile_matcher,
     glob_to_regex,
     has_glob_chars,
@@ -53,6 +55,7 @@ __all__ = [
     "BUILTIN",
     "SESSION",
     "Behavior",
+    "BrokenRule",
     "Rule",
     "RuleError",
     "RuleFamily",
@@ -117,6 +120,54 @@ class RuleProblem:
         return f"{self.source}: permission rule {self.text!r} {what}: {self.message}"
 
 
+_LEADING_TOOL = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_\-]*\*?)")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BrokenRule:
+    """A deny rule that could not be read (or a file of rules that could not
+    be), kept so that what it may have protected asks instead of opening up.
+
+    ``tool`` is the tool name it starts with (``None``: unknown, so it may
+    cover any call)."""
+
+    text: str
+    source: RuleSource
+    tool: str | None
+    message: str
+
+    @classmethod
+    def of(cls, text: object, source: RuleSource, message: str) -> BrokenRule:
+        m = _LEADING_TOOL.match(text) if isinstance(text, str) else None
+        shown = text if isinstance(text, str) else repr(text)
+        return cls(text=shown, source=source, tool=m.group(1) if m else None, message=message)
+
+    def covers(
+        self, tool: str, names: frozenset[str], family: RuleFamily, reads_paths: bool
+    ) -> bool:
+        """Whether a call of ``tool`` (known to rules as ``names``, of rule
+        ``family``) may be one this rule was meant to deny."""
+        if self.tool is None:
+            return True
+        if self.tool.startswith("mcp__"):
+            return tool.startswith(self.tool.rstrip("*"))
+        if self.tool in names:
+            return True
+        meant = _family(self.tool)
+        if meant == "read":  # commands and edits read files too
+            return family in ("read", "command") or reads_paths
+        if meant == "edit":
+            return family in ("edit", "command")
+        return meant is not None and meant == family
+
+    @property
+    def reason(self) -> str:
+        return (
+            f"the deny rule {self.text!r} in {self.source.label} could not be read "
+            f"({self.message}); what it may cover asks until it is fixed"
+        )
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Rule:
     """One parsed rule. ``specifier`` is ``None`` when the rule covers every call.
@@ -161,8 +212,14 @@ class Rule:
     def path_matcher(self, root: str, home: str, *, ignore_case: bool = False) -> Matcher:
         """The specifier as a matcher over absolute resolved paths."""
         assert self.specifier is not None
-        base = os.path.realpath(self.source.base) if self.source.base else root
+        base = _real_base(os.fspath(self.source.base)) if self.source.base else root
         return _path_matcher(self.specifier, base, home, ignore_case)
+
+
+@cache
+def _real_base(base: str) -> str:
+    """A rule file's base directory, resolved once (every decision asks)."""
+    return os.path.realpath(base)
 
 
 def _family(tool: str) -> RuleFamily | None:
@@ -171,12 +228,15 @@ def _family(tool: str) -> RuleFamily | None:
     return _VOCABULARY.get(tool)
 
 
-@lru_cache(maxsize=512)
+# Matchers are cached without a bound: a bounded cache smaller than the rule
+# set is emptied by every decision that walks the rules (thousands of rules
+# made each decision recompile them all); there is one entry per rule text.
+@cache
 def _command_matcher(spec: str) -> Matcher:
     return compile_matcher(spec, style="command")
 
 
-@lru_cache(maxsize=512)
+@cache
 def _text_matcher(spec: str) -> Matcher:
     return compile_matcher(spec, style="text")
 
@@ -219,7 +279,7 @@ def _literal_dir(glob: str) -> tuple[str, str]:
     return os.path.realpath(literal), rest
 
 
-@lru_cache(maxsize=1024)
+@cache
 def _path_matcher(spec: str, base: str, home: str, ignore_case: bool) -> Matcher:
     if spec.startswith("!"):
         return Not(_path_matcher(spec[1:], base, home, ignore_case))
@@ -237,12 +297,14 @@ def _path_matcher(spec: str, base: str, home: str, ignore_case: bool) -> Matcher
     literal, rest = _literal_dir(absolute.rstrip("/") or "/")
     while rest == "**" or rest.endswith("/**"):
         rest = rest[:-3] if rest != "**" else ""  # "dir/**" also covers "dir" itself
+    if not rest and literal != "/":
+        return Prefix(spec, literal.rstrip("/"), "/", ignore_case)
     regex = re.escape(literal.rstrip("/"))
     if rest:
         regex += glob_to_regex("/" + rest, style="path")
     regex += "(?:/.*)?" if literal != "/" or rest else "(?:.*)"
     flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
-    return Glob(spec, re.compile(regex, flags))
+    return Glob(spec, _Lazy(regex, flags))
 
 
 def path_rule_prefix(rule: Rule, root: str, home: str) -> str:
@@ -250,8 +312,13 @@ def path_rule_prefix(rule: Rule, root: str, home: str) -> str:
     spec = rule.specifier
     if spec is None or (spec.startswith(("!", "~")) and not spec.startswith("~/")):
         return "/"
-    base = os.path.realpath(rule.source.base) if rule.source.base else root
-    absolute, _ = _anchor(spec.removeprefix("="), base, home)
+    base = rule.source.base
+    return _spec_prefix(spec, os.fspath(base) if base else root, home)
+
+
+@cache
+def _spec_prefix(spec: str, base: str, home: str) -> str:
+    absolute, _ = _anchor(spec.removeprefix("="), _real_base(base), home)
     literal, _ = _literal_dir(absolute.rstrip("/") or "/")
     return literal
 
@@ -313,12 +380,19 @@ def parse_rule(text: object, behavior: Behavior, source: RuleSource) -> Rule:
 
 
 class RuleSet:
-    """Rules in the order they were added, plus the problems met loading them."""
+    """Rules in the order they were added, the problems met loading them, and
+    the deny rules that could not be read (``broken``: they fail closed)."""
 
-    def __init__(self, rules: Iterable[Rule] = (), problems: Iterable[RuleProblem] = ()) -> None:
+    def __init__(
+        self,
+        rules: Iterable[Rule] = (),
+        problems: Iterable[RuleProblem] = (),
+        broken: Iterable[BrokenRule] = (),
+    ) -> None:
         self.rules: list[Rule] = []
         self._seen: set[Rule] = set()
         self.problems: list[RuleProblem] = list(problems)
+        self.broken: list[BrokenRule] = list(broken)
         for rule in rules:
             self.add(rule)
 
@@ -347,7 +421,13 @@ class RuleSet:
             rule = parse_rule(text, behavior, source)
         except RuleError as exc:
             shown = text if isinstance(text, str) else repr(text)
-            self.problems.append(RuleProblem(source=source.label, text=shown, message=str(exc)))
+            message = str(exc)
+            if behavior == "deny":
+                broken = BrokenRule.of(text, source, message)
+                self.broken.append(broken)
+                covered = f"calls of {broken.tool}" if broken.tool else "every call"
+                message += f"; {covered} will ask until it is fixed (a deny rule fails closed)"
+            self.problems.append(RuleProblem(source=source.label, text=shown, message=message))
             return None
         for note in rule.notes:
             self.problems.append(
@@ -361,6 +441,20 @@ class RuleSet:
         for rule in other.rules:
             self.add(rule)
         self.problems.extend(other.problems)
+        self.broken.extend(other.broken)
+
+    def fail_closed(self, source: RuleSource, message: str) -> None:
+        """A whole file of rules could not be read: every call asks until it is fixed."""
+        self.broken.append(
+            BrokenRule(text="(the whole file)", source=source, tool=None, message=message)
+        )
+        self.problems.append(
+            RuleProblem(
+                source=source.label,
+                text="",
+                message=f"{message}; it may hold deny rules, so every call asks until it is fixed",
+            )
+        )
 
     def copy(self) -> RuleSet:
-        return RuleSet(self.rules, self.problems)
+        return RuleSet(self.rules, self.problems, self.broken)

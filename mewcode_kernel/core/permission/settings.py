@@ -10,6 +10,12 @@ MewCode's own config files are parsed by ``core.config``; pass their
 
 Every problem is reported, never raised: a file that cannot be read is one
 ``RuleProblem`` naming it; a bad rule is one naming the file and the rule.
+A file that cannot be read but mentions deny rules, and a deny rule that
+does not parse, fail closed (``RuleSet.broken``): what they may cover asks.
+
+Given the project's ``trust`` and it is not trusted, these files can only
+tighten: their allow rules, additional directories and a lenient
+``defaultMode`` (``acceptEdits``, ``bypassPermissions``) are left out.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import Any
 import yaml
 
 from ..fs import atomic_write_within
+from ..trust import ProjectTrust
 from .modes import MODES, Mode
 from .rules import BEHAVIORS, Behavior, RuleProblem, RuleSet, RuleSource, parse_rule
 
@@ -51,6 +58,7 @@ _KNOWN_KEYS = frozenset(
         "disableBypassPermissionsMode",
     }
 )
+_LENIENT_DEFAULTS = frozenset({"acceptEdits", "bypassPermissions"})
 _LOCAL_HEADER = (
     '# Written by MewCode when you chose "always allow" and saved it.\n'
     "# Local to this checkout: keep it out of version control.\n"
@@ -107,7 +115,13 @@ def rules_from_permissions(permissions: Any, source: RuleSource) -> RuleSet:
     return out
 
 
-def _apply_block(block: Any, settings: LoadedSettings, source: RuleSource, root: Path) -> None:
+def _trusted(trust: ProjectTrust | None) -> bool:
+    return trust is None or trust.trusted
+
+
+def _apply_block(
+    block: Any, settings: LoadedSettings, source: RuleSource, root: Path, *, loosen: bool = True
+) -> None:
     label = source.label
     if block is None:
         return
@@ -117,7 +131,17 @@ def _apply_block(block: Any, settings: LoadedSettings, source: RuleSource, root:
                 source=label, text="", message="'permissions' must be an object; file ignored"
             )
         )
+        if "deny" in json.dumps(block, default=str).lower():
+            settings.rules.fail_closed(source, "'permissions' is not an object")
         return
+    if not loosen:  # an untrusted project file: only its deny and ask rules
+        block = {
+            k: v for k, v in block.items() if k in ("deny", "ask", "disableBypassPermissionsMode")
+        } | (
+            {"defaultMode": block["defaultMode"]}
+            if block.get("defaultMode") not in _LENIENT_DEFAULTS and "defaultMode" in block
+            else {}
+        )
     settings.rules.extend(rules_from_permissions(block, source))
     dirs = block.get("additionalDirectories", block.get("additional_directories"))
     for entry in dirs if isinstance(dirs, list) else ([] if dirs is None else [dirs]):
@@ -169,15 +193,19 @@ def _apply_block(block: Any, settings: LoadedSettings, source: RuleSource, root:
             )
 
 
-def load_claude_settings(path: Path, *, project_root: Path) -> LoadedSettings:
+def load_claude_settings(
+    path: Path, *, project_root: Path, trust: ProjectTrust | None = None
+) -> LoadedSettings:
     """Read one Claude Code settings file. Missing file: empty settings."""
     settings = LoadedSettings()
     label = str(path)
     if not path.is_file():
         return settings
     settings.files.append(path)
+    source = RuleSource(label=label, path=path, base=project_root)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         settings.rules.problems.append(
             RuleProblem(
@@ -186,6 +214,8 @@ def load_claude_settings(path: Path, *, project_root: Path) -> LoadedSettings:
                 message=f"invalid JSON ({exc.msg}); file ignored",
             )
         )
+        if "deny" in text.lower():
+            settings.rules.fail_closed(source, f"invalid JSON at line {exc.lineno}")
         return settings
     except (OSError, UnicodeDecodeError) as exc:
         settings.rules.problems.append(
@@ -196,25 +226,30 @@ def load_claude_settings(path: Path, *, project_root: Path) -> LoadedSettings:
         settings.rules.problems.append(
             RuleProblem(source=label, text="", message="not a JSON object; file ignored")
         )
+        if "deny" in text.lower():
+            settings.rules.fail_closed(source, "not a JSON object")
         return settings
-    source = RuleSource(label=label, path=path, base=project_root)
-    _apply_block(data.get("permissions"), settings, source, project_root)
+    _apply_block(data.get("permissions"), settings, source, project_root, loosen=_trusted(trust))
     return settings
 
 
-def load_local_settings(root: Path) -> LoadedSettings:
+def load_local_settings(root: Path, trust: ProjectTrust | None = None) -> LoadedSettings:
     """Read ``<root>/.mewcode/settings.local.yaml`` (rules saved by "always allow")."""
     path = root / LOCAL_SETTINGS
     settings = LoadedSettings()
     if not path.is_file():
         return settings
     settings.files.append(path)
+    source = RuleSource(label=str(path), path=path, base=root)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         settings.rules.problems.append(
             RuleProblem(source=str(path), text="", message=f"cannot read: {exc}")
         )
+        if isinstance(exc, yaml.YAMLError) and "deny" in text.lower():
+            settings.rules.fail_closed(source, "invalid YAML")
         return settings
     if data is None:
         return settings
@@ -223,17 +258,17 @@ def load_local_settings(root: Path) -> LoadedSettings:
             RuleProblem(source=str(path), text="", message="not a mapping; file ignored")
         )
         return settings
-    source = RuleSource(label=str(path), path=path, base=root)
-    _apply_block(data.get("permissions"), settings, source, root)
+    _apply_block(data.get("permissions"), settings, source, root, loosen=_trusted(trust))
     return settings
 
 
-def load_project_settings(root: Path) -> LoadedSettings:
-    """The project's Claude settings (shared, then local) and MewCode's local file."""
+def load_project_settings(root: Path, trust: ProjectTrust | None = None) -> LoadedSettings:
+    """The project's Claude settings (shared, then local) and MewCode's local file
+    (``trust``: see the module docstring; ``None`` applies everything)."""
     settings = LoadedSettings()
     for rel in CLAUDE_SETTINGS:
-        settings.merge(load_claude_settings(root / rel, project_root=root))
-    settings.merge(load_local_settings(root))
+        settings.merge(load_claude_settings(root / rel, project_root=root, trust=trust))
+    settings.merge(load_local_settings(root, trust))
     return settings
 
 

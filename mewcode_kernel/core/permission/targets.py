@@ -110,12 +110,13 @@ def hard_ask(t: Target) -> str | None:
     r = t.resolved
     if r.suspicious:
         return f"{r.raw}: {r.suspicious}"
+    if r.hard_link and not t.search and (t.write or r.inside):
+        verb = "written" if t.write else "read"
+        return f"{r.path} has other hard links; the file {verb} may be one outside the project"
     if not t.write:
         return None
     if not r.inside:
         return f"{r.path} is outside the project root and the additional directories"
-    if r.hard_link:
-        return f"{r.path} is a hard link; the same file may live elsewhere"
     if r.kind == "other":
         return f"{r.path} is not a regular file"
     return None

@@ -81,7 +81,7 @@ def decode_line(line: bytes) -> Message | tuple[str, dict[str, Any]] | None:
         try:
             return Message.model_validate_json(line)
         except ValidationError:
-            return None
+            pass  # e.g. a lone surrogate, which only the slow path reads (and load repairs)
     try:
         record = json.loads(line)
     except ValueError:

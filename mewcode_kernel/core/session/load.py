@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..conversation import Conversation
+from ..conversation import Conversation, repair_tool_pairs
 from ..errors import SessionError
-from ..messages import Message
+from ..messages import Message, scrub_message
 from ..prompt.turn import prompt_text
 from ._files import COMPACT_MARKER, CONVERSATION_FILE, SessionMarker, decode_line, sessions_dir
 from .meta import PROMPT_KEEP_CHARS, SessionMeta, read_meta
@@ -46,6 +46,9 @@ class LoadedSession:
     ``broken_compaction`` is set when the last compaction was cut short by a
     crash and ignored (``SessionStore.resume`` then records the loaded state
     afresh). ``last_activity`` is when the conversation file last changed.
+    ``repaired`` counts what was mended before the end of the log: tool calls
+    answered, stray results dropped, invalid characters (lone surrogates)
+    replaced; the repaired conversation is then recorded afresh on resume.
     """
 
     id: str
@@ -60,6 +63,7 @@ class LoadedSession:
     compacted_from: int | None = None
     last_activity: datetime | None = None
     broken_compaction: bool = False
+    repaired: int = 0
 
 
 def load_session(root: Path, session_id: str) -> LoadedSession:
@@ -75,6 +79,9 @@ def load_session(root: Path, session_id: str) -> LoadedSession:
     start, end = compaction_window(markers, len(messages))
     broken = end < len(messages)
     messages = messages[start:end]
+    scrubbed = [scrub_message(m) for m in messages]
+    messages, repaired = repair_tool_pairs([m for m, _ in scrubbed])
+    repaired += sum(n for _, n in scrubbed)
     unsaved: list[Message] = []
     conversation = Conversation(messages, on_append=unsaved.append)
     closed = conversation.close_dangling()
@@ -91,6 +98,7 @@ def load_session(root: Path, session_id: str) -> LoadedSession:
         compacted_from=start if start else None,
         last_activity=last_activity,
         broken_compaction=broken,
+        repaired=repaired,
     )
 
 

@@ -1,5 +1,10 @@
-"""Writing sessions: ``SessionStore`` creates or reopens one, ``SessionWriter``
-appends to it durably.
+"""Writing sessions: ``SessionStore`` creates, reopens or forks one,
+``SessionWriter`` appends to it durably.
+
+Only one writer per session: a writer holds the session directory's lock
+(``lock``) while it is open, so a second kernel resuming a session in use
+gets ``SessionInUse`` and can fork it instead (``SessionStore.fork``: a new
+session starting from a copy of the conversation); nothing interleaves.
 
 Each append is one ``write`` of a whole line to an ``O_APPEND`` descriptor
 followed by ``fsync``, so a crash loses nothing already appended and can at
@@ -32,6 +37,7 @@ from ._files import (
 )
 from .ids import claim_session_dir
 from .load import LoadedSession, first_prompt_in, load_session, resolve_session_id
+from .lock import SessionLock
 from .meta import PROMPT_KEEP_CHARS, SessionMeta, read_meta, write_meta
 
 __all__ = ["SessionStore", "SessionWriter"]
@@ -49,7 +55,12 @@ class SessionWriter:
         self._meta = meta
         self._lock = threading.Lock()
         self._fd: int | None = None
-        self._fd = self._open()
+        self._session_lock = SessionLock(directory, meta.id)  # raises SessionInUse
+        try:
+            self._fd = self._open()
+        except BaseException:
+            self._session_lock.release()
+            raise
 
     @property
     def id(self) -> str:
@@ -119,6 +130,13 @@ class SessionWriter:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
+            self._session_lock.release()
+
+    def set_first_prompt(self, text: str | None) -> None:
+        """Record the first prompt in ``meta.json`` (a fork keeps its origin's)."""
+        if text:
+            with self._lock:
+                self._set_meta(self._meta.touched(first_prompt=text[:PROMPT_KEEP_CHARS]))
 
     def __enter__(self) -> SessionWriter:
         return self
@@ -208,6 +226,23 @@ class SessionStore:
         return SessionWriter(directory, meta)
 
     @staticmethod
+    def fork(
+        root: Path, session_id: str, *, provider: str | None, model: str | None
+    ) -> tuple[LoadedSession, SessionWriter]:
+        """A new session continuing a copy of ``session_id``'s conversation
+        (readable even while another process writes it). The copy is recorded
+        behind a ``compact`` marker saying where it came from."""
+        loaded = load_session(root, session_id)
+        writer = SessionStore.create(root, provider=provider, model=model)
+        try:
+            writer.append_compaction(loaded.messages, {"trigger": "fork", "forked_from": loaded.id})
+            writer.set_first_prompt(loaded.meta.first_prompt)
+        except BaseException:
+            writer.close()
+            raise
+        return loaded, writer
+
+    @staticmethod
     def resume(root: Path, session_id: str) -> tuple[LoadedSession, SessionWriter]:
         """Load a session and reopen it; the messages that closed dangling tool
         calls (``loaded.unsaved``) are written at once, so disk and memory agree.
@@ -215,7 +250,8 @@ class SessionStore:
         recorded afresh behind a new ``compact`` marker."""
         loaded = load_session(root, session_id)
         writer = SessionStore.open(root, loaded.id)
-        if loaded.broken_compaction:
+        if loaded.broken_compaction or loaded.repaired:
+            # mended before its end: the log cannot be fixed by appending
             writer.append_compaction(loaded.messages, {"trigger": "repair"})
             return loaded, writer
         for message in loaded.unsaved:

@@ -231,6 +231,8 @@ class SubagentRunner:
             lifecycle=parent.lifecycle,
             unknown_tool_limit=SUBAGENT_UNKNOWN_TOOL_LIMIT,
             model=model or parent.model,
+            sandbox=parent.sandbox,  # a child's commands are confined like the parent's
+            redactor=parent.redactor,
         )
         name = request.name or (FORK_NAME if fork else definition.name)
         return _Child(

@@ -115,7 +115,9 @@ class Tool:
       exempt from tool allowlists (``load_skill``); ``default_allow``:
       allowed unless a rule says otherwise, because what it does is checked
       on its own (a subagent's calls) or cannot change anything outside the
-      agent (the task table).
+      agent (the task table). ``sandboxed``: the processes it starts run in
+      the session's OS sandbox when one is active (``ctx.services.sandbox``),
+      which the permission engine counts on.
     * ``preview``: for a tool that changes a file, what a call would change
       (before/after text, for a diff on the approval card), without doing it.
     """
@@ -140,6 +142,7 @@ class Tool:
     system: bool = False
     default_allow: bool = False
     preview: ToolPreview | None = None
+    sandboxed: bool = False
     annotations: dict[str, Any] = field(default_factory=dict)
 
     def spec(self) -> ToolSpec:

@@ -8,9 +8,16 @@ they would hold the output pipe open); only a process that detaches itself
 into a new session (``setsid``) survives. Output is reported as it arrives
 (the run context's progress events), so a long command shows what it prints.
 
-The environment is the kernel's, minus provider credentials: variables whose
-names end in ``_API_KEY`` (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ...)
-and ``ANTHROPIC_AUTH_TOKEN`` are removed so they cannot leak into output.
+The environment is the kernel's, minus provider credentials (variables whose
+names end in ``_API_KEY`` and ``ANTHROPIC_AUTH_TOKEN``) and what changes how
+bash itself starts or resolves paths (``BASH_ENV``, ``ENV``, ``CDPATH``,
+exported functions).
+
+In a session with the OS sandbox active (``ctx.services.sandbox``), the
+command runs inside it (see ``core.sandbox``). A command that fails the way
+the sandbox makes commands fail (a read-only file system, a hidden path, no
+network) may run again without it, but only after a person approves exactly
+that; nobody else (no rule, no headless policy) can.
 """
 
 from __future__ import annotations
@@ -19,8 +26,10 @@ import asyncio
 import codecs
 import contextlib
 import os
+import re
 import signal
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
+from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -38,6 +47,14 @@ TAIL_BYTES = 20_000
 KILL_GRACE = 2.0
 DRAIN_TIMEOUT = 2.0
 _SECRET_NAMES = frozenset({"ANTHROPIC_AUTH_TOKEN"})
+# read by bash at start-up or when it resolves a path: never inherited
+_SHELL_STARTUP = frozenset({"BASH_ENV", "ENV", "CDPATH", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS"})
+# how a command fails when the sandbox stopped it
+_SANDBOX_FAILURE = re.compile(
+    r"Read-only file system|Permission denied|Operation not permitted|Network is unreachable"
+    r"|Temporary failure in name resolution|Could not resolve host|^bwrap: ",
+    re.MULTILINE,
+)
 _background: set[asyncio.Future[None]] = set()
 
 
@@ -50,6 +67,7 @@ _background: set[asyncio.Future[None]] = set()
     subject_arg="command",
     display_key="command",
     background_ok=True,
+    sandboxed=True,
 )
 async def bash(
     ctx: RunContext,
@@ -89,13 +107,46 @@ async def bash(
     cwd = ctx.root.expanduser()
     if not cwd.is_dir():
         raise ToolError(f"the project root {cwd} is not a directory")
+    argv = ["/bin/bash", "-c", command]
+    sandbox = ctx.services.sandbox if ctx.services is not None else None
+    if sandbox is None or not sandbox.active:
+        text, code = await _run(ctx, argv, cwd, limit, notes)
+        return _format(text, code, notes)
+    text, code = await _run(ctx, sandbox.wrap(argv, cwd=cwd), cwd, limit, notes)
+    if code == 0 or not _SANDBOX_FAILURE.search(text):
+        return _format(text, code, notes)
+    assert ctx.services is not None
+    why = _SANDBOX_FAILURE.search(text)
+    reason = (
+        f"The command failed inside the OS sandbox ({why.group(0) if why else 'blocked'}). "
+        "Run it again WITHOUT the sandbox? Unsandboxed, it can change files outside the "
+        "project and read the paths the deny rules hide."
+    )
+    if not await ctx.services.ask_person(ctx, reason):
+        notes.append(
+            "[this may have failed because of the OS sandbox (writes outside the project, "
+            "hidden paths or the network are blocked); only a person can let it run unsandboxed]"
+        )
+        return _format(text, code, notes)
+    first = _format(text, code, [])
+    retry_notes: list[str] = []
+    text, code = await _run(ctx, argv, cwd, limit, retry_notes)
+    retry_notes.insert(
+        0, "[run again without the sandbox, approved by you; the sandboxed run said:]"
+    )
+    retry_notes.insert(1, first)
+    return _format(text, code, [*notes, *retry_notes])
+
+
+async def _run(
+    ctx: RunContext, argv: Sequence[str], cwd: Path, limit: float, notes: list[str]
+) -> tuple[str, int]:
+    """Run ``argv`` as its own process group; its output and exit code."""
     loop = asyncio.get_running_loop()
     spawn = asyncio.ensure_future(
         loop.subprocess_exec(
             lambda: _Command(loop, lambda text: ctx.progress(output=text)),
-            "/bin/bash",
-            "-c",
-            command,
+            *argv,
             cwd=cwd,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
@@ -131,7 +182,7 @@ async def bash(
     finally:
         transport.close()
     code = transport.get_returncode()
-    return _format(proto.capture.text(), -1 if code is None else code, notes)
+    return proto.capture.text(), -1 if code is None else code
 
 
 def command_env() -> dict[str, str]:
@@ -139,7 +190,12 @@ def command_env() -> dict[str, str]:
     return {
         k: v
         for k, v in os.environ.items()
-        if not (k.upper().endswith("_API_KEY") or k.upper() in _SECRET_NAMES)
+        if not (
+            k.upper().endswith("_API_KEY")
+            or k.upper() in _SECRET_NAMES
+            or k in _SHELL_STARTUP
+            or k.startswith("BASH_FUNC_")
+        )
     }
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..lifecycle import LifecycleDispatcher
     from ..permission import ApprovalHandler, PermissionGate
     from ..providers.base import Provider
+    from ..sandbox import Sandbox
     from ..subagents import SubagentRunner
     from ..tasks import TaskManager
     from .registry import ToolRegistry
@@ -62,6 +63,17 @@ class AgentServices(Protocol):
     def active_skills(self) -> MutableMapping[str, str]:
         """The skills this agent's conversation activated (name → rendered
         instructions, in first-activation order; ``load_skill`` fills it)."""
+        ...
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        """The session's OS sandbox; spawn processes through ``sandbox.wrap``."""
+        ...
+
+    async def ask_person(self, ctx: RunContext, reason: str) -> bool:
+        """Ask a person, now, to approve something about the running call
+        (``ctx.call``) that no rule or policy may approve: ``False`` when
+        nobody can be asked (headless), when they say no, or in ``dontAsk``."""
         ...
 
 

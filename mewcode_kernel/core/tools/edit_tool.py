@@ -110,8 +110,7 @@ def _edit(
         if old:
             err = missing_path_error(ctx, target)
             raise ToolError(f"{err}; to create a file use write_file (or an empty old_string)")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(target, new, roots)
+        atomic_write_text(target, new, roots)  # parents made without following links
         return f"Created {shown}.\n" + _snippet(new, 0, new)
     if not target.is_file():
         raise ToolError(f"{shown} is not a regular file (a device, socket or pipe)")

@@ -72,7 +72,14 @@ def _glob(ctx: RunContext, base: Path, pattern: str) -> str:
         raise ToolError(
             f"{display_path(ctx, base)} is a file, not a directory; glob needs a directory"
         )
-    base, pattern = _split_literal_prefix(base, pattern)
+    inside = ctx.workspace.contains(os.fspath(base)) is not None
+    literal, pattern = _split_literal_prefix(base, pattern)
+    if inside and ctx.workspace.contains(os.fspath(literal)) is None:
+        raise ToolError(
+            "the pattern's leading directories lead outside the project through a symbolic "
+            "link; glob does not follow links out of it (pass the real path instead)"
+        )
+    base = literal
     shown_base = display_path(ctx, base)
     if not pattern:
         return f"{shown_base} is a directory; use a pattern such as '{shown_base}/*' to list it"
@@ -93,6 +100,8 @@ def _glob(ctx: RunContext, base: Path, pattern: str) -> str:
     found: list[tuple[float, str]] = []
     for rel, entry in walk_files(scope, keep_dir=keep_dir, follow_file_links=True):
         if full.fullmatch(rel):
+            if inside and entry.is_symlink() and not _lands_inside(ctx, entry.path):
+                continue  # a link out of the project is not followed, not even listed
             try:
                 mtime = entry.stat().st_mtime
             except OSError:
@@ -109,6 +118,13 @@ def _glob(ctx: RunContext, base: Path, pattern: str) -> str:
             "use a narrower pattern or path to see the rest]"
         )
     return "\n".join(lines)
+
+
+def _lands_inside(ctx: RunContext, path: str) -> bool:
+    try:
+        return ctx.workspace.contains(os.path.realpath(path)) is not None
+    except OSError:
+        return False
 
 
 def _split_literal_prefix(base: Path, pattern: str) -> tuple[Path, str]:

@@ -188,6 +188,11 @@ def format_result(
     notes: list[str] = []
     if result.truncated:
         notes.append("[ripgrep output exceeded its size limit; results are incomplete]")
+    if result.hard_linked:
+        notes.append(
+            f"[{result.hard_linked} matching file(s) with other hard links were left out: "
+            "the same file may live outside the project; read_file asks before reading one]"
+        )
     if not ordered:
         hint = ""
         if "\\n" in query.pattern or "\n" in query.pattern:

@@ -74,7 +74,8 @@ def _write(target: Path, shown: str, content: str, roots: tuple[Path, ...]) -> s
         except OSError:
             old_lines = None
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        # missing parents are made by the write itself, one directory at a time
+        # without following links (``fs.safe_write``), never by ``mkdir -p``
         existed = atomic_write_text(target, content, roots)
     except PermissionError:
         raise ToolError(f"permission denied writing {shown}") from None

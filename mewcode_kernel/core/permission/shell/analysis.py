@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import itertools
 import posixpath
+import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .lexer import SEPARATORS, Op, Word, lex
 from .words import (
-    RISKY_ENV,
+    SHELL_STATE_BUILTINS,
     SUDO_ARG_OPTS,
     XARGS_ARG_OPTS,
     is_assignment,
+    is_risky_env,
     skip_values,
     strip_wrapper,
 )
@@ -65,6 +67,49 @@ _NOOP_KEYWORDS = frozenset({"fi", "done", "esac", "}"})
 _OPAQUE_KEYWORDS = frozenset({"case", "select", "function", "coproc"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "busybox"})
 _SAFE_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_SAFE_SET = frozenset(
+    {"-e", "-u", "-x", "-v", "-o", "pipefail", "errexit", "nounset", "xtrace", "+e", "+u", "+x",
+     "-eu", "-ex", "-ux", "-eux", "-euo", "-exo", "-eo", "-uo", "-euxo"}
+)  # fmt: skip
+_ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_MAX_OPERANDS = 200
+_STDIN_ARGS = frozenset({"xargs", "parallel"})
+
+
+def _tilde_trick(raw: str) -> bool:
+    """``~-`` ($OLDPWD), ``~+`` ($PWD) and ``~N`` (the directory stack): where
+    they lead is only known when the command runs."""
+    head = raw.split("/", 1)[0]
+    return head.startswith(("~-", "~+")) or (
+        len(head) > 1 and head[0] == "~" and head[1:].isdigit()
+    )
+
+
+# an absolute, home or parent path inside a larger word: a sed or awk
+# script's file (``w /x``), a quoted option value, ``key:/path``
+_EMBEDDED = re.compile(r"""(?:^|[\s=:,;'"(>])((?:/|~/|\.\./)[^\s'"),;]*)""")
+
+
+def _operands(word: Word) -> list[str]:
+    """The paths a word may name: the word, the value of ``--opt=value`` /
+    ``key=value``, what follows a short option (``-o../x``), and absolute or
+    parent paths inside it."""
+    value = word.value
+    found: list[str] = []
+    if value.startswith("-"):
+        if "=" in value:
+            found.append(value.split("=", 1)[1])
+        else:
+            rest = value[2:] if len(value) > 2 and not value.startswith("--") else ""
+            if rest.startswith(("/", ".", "~")):
+                found.append(rest)
+    elif "=" in value and not value.startswith(("/", ".", "~")):
+        found.append(value.split("=", 1)[1])
+    else:
+        found.append(value)
+    if "://" not in value:
+        found += [m.group(1) for m in _EMBEDDED.finditer(value) if m.group(1) not in found]
+    return [f for f in found if f]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -89,7 +134,11 @@ class CommandPart:
     (``""`` is the root; ``UNKNOWN_DIR`` when a ``cd`` could not be followed).
     ``pipeline`` is shared by the commands of one pipeline (``a | b``);
     ``runs_code_from`` names the programs whose output this command runs as
-    code (``bash <(curl ...)``, ``eval "$(wget ...)"``).
+    code (``bash <(curl ...)``, ``eval "$(wget ...)"``). ``operands`` are the
+    paths its arguments may name (``key=value`` and ``--opt=value`` values
+    included), ``globbed`` those holding an unquoted wildcard, and
+    ``dynamic_args`` says an argument holds an expansion (its value is only
+    known when it runs). ``risky_env``: it is run with variables assigned.
     """
 
     text: str
@@ -103,6 +152,9 @@ class CommandPart:
     pipeline: int = 0
     cwds: tuple[str, ...] = ("",)
     runs_code_from: tuple[str, ...] = ()
+    operands: tuple[str, ...] = ()
+    globbed: tuple[str, ...] = ()
+    dynamic_args: bool = False
 
     @property
     def program(self) -> str:
@@ -183,11 +235,11 @@ class _Builder:
             if op in (">&", "<&") and (tok.value.isdigit() or tok.value == "-"):
                 continue  # fd duplication
             redirects.append(Redirect(op=op, target=tok.value, write=op not in ("<", "<&")))
-        i, risky = 0, False
+        i, assigned = 0, []
         while i < len(plain):
             w = plain[i]
             if is_assignment(w):
-                risky = risky or w.raw.partition("=")[0] in RISKY_ENV
+                assigned.append(w.raw.partition("=")[0])
                 i += 1
                 continue
             if not w.quoted and w.value in _PREFIX_KEYWORDS:
@@ -198,23 +250,44 @@ class _Builder:
                 self.flag(problem)
             if j == i:
                 break
-            risky = risky or any(
-                is_assignment(p) and p.raw.partition("=")[0] in RISKY_ENV for p in plain[i:j]
-            )
+            assigned += [p.raw.partition("=")[0] for p in plain[i:j] if is_assignment(p)]
             i = j
         run = plain[i:]
         noop = not run
+        for name in assigned:
+            if is_risky_env(name):
+                self.flag(f"setting {name}, which can change what a program runs or loads")
+        if assigned and not run:
+            self.flag(f"a variable assignment ({', '.join(assigned[:3])}=...)")
+        for w in [*plain, *(t for t in tokens if isinstance(t, Word))]:
+            if not w.quoted and _tilde_trick(w.raw):
+                self.flag(
+                    f"the tilde expansion {w.raw.split('/', 1)[0]} (a directory known only when it runs)"
+                )
         if run and not run[0].quoted:
             head = run[0].value
             if head in _OPAQUE_KEYWORDS:
                 self.flag(f"the shell construct '{head}'")
             elif head == "for":
                 noop = True  # a loop header runs nothing itself; its body is checked
+                if len(run) > 1 and is_risky_env(run[1].value):
+                    self.flag(f"a loop setting {run[1].value}")
             elif head in _NOOP_KEYWORDS:
                 run = run[1:]
                 noop = not run
+        self.state_changes(run)
         if run and run[0].expands:
             self.flag("the program name comes from an expansion")
+        operands: list[str] = []
+        globbed: list[str] = []
+        dynamic = False
+        for w in run[1 : 1 + _MAX_OPERANDS] if not noop else ():
+            if w.expands or w.subs:
+                dynamic = True
+                continue
+            (globbed if w.globs else operands).extend(_operands(w))
+        if run and posixpath.basename(run[0].value) in _STDIN_ARGS:
+            dynamic = True  # its arguments come from its input
         part = CommandPart(
             text=" ".join(w.raw for w in run),
             canonical=" ".join(_quote(w.value) for w in run),
@@ -222,14 +295,32 @@ class _Builder:
             full_canonical=" ".join(_quote(w.value) for w in plain),
             argv=tuple(w.value for w in run),
             redirects=tuple(redirects),
-            risky_env=risky,
+            risky_env=bool(assigned),
             noop=noop,
             pipeline=pipeline,
             cwds=self.cwds,
             runs_code_from=_code_sources(run, inside),
+            operands=tuple(operands),
+            globbed=tuple(globbed),
+            dynamic_args=dynamic,
         )
         self.parts.append(part)
         self.follow(part, run)
+
+    def state_changes(self, run: list[Word]) -> None:
+        """Flag builtins that change variables or options, and arithmetic tests."""
+        if not run or run[0].quoted:
+            return
+        head = run[0].value
+        args = [w.value for w in run[1:]]
+        if head in SHELL_STATE_BUILTINS:
+            self.flag(f"the builtin '{head}', which changes variables or options")
+        elif head == "set" and (not args or not set(args) <= _SAFE_SET):
+            self.flag("'set' changing shell options or arguments")
+        elif head == "printf" and "-v" in args:
+            self.flag("'printf -v', which assigns a variable")
+        elif head == "[[" and _ARITHMETIC_TESTS.intersection(args):
+            self.flag("arithmetic in [[ ... ]] (it evaluates variables as expressions)")
 
     def follow(self, part: CommandPart, run: list[Word]) -> None:
         """Track ``cd`` and look inside eval / sh -c / xargs / find -exec / sudo."""
@@ -284,6 +375,7 @@ class _Builder:
         target = argv[1] if len(argv) > 1 else "~"
         word = run[1] if len(run) > 1 else None
         dynamic = word is not None and (word.expands or any(c in word.raw for c in "*?[{`"))
+        dynamic = dynamic or (word is not None and _tilde_trick(word.raw))
         if argv[0] != "cd" or len(argv) > 2 or dynamic or target.startswith("-"):
             self.cwds = (*self.cwds, UNKNOWN_DIR)
             return
@@ -324,6 +416,7 @@ def _derived(part: CommandPart, argv: list[str]) -> CommandPart:
         pipeline=part.pipeline,
         runs_code_from=part.runs_code_from,
         cwds=part.cwds,
+        operands=tuple(a for a in argv[1:] if not a.startswith("-"))[:_MAX_OPERANDS],
     )
 
 

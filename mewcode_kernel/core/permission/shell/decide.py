@@ -1,5 +1,16 @@
 """The shell-command branch of ``engine.decide`` (same layers, applied to a
-command line): tools whose rule family is ``command``."""
+command line): tools whose rule family is ``command``.
+
+Besides the command text, the paths a command names (its arguments, the
+values of ``--opt=value``) are checked: one a ``Read`` deny rule covers is
+denied; one outside the project, or one that only a later ``cd`` makes
+known, keeps pattern rules from allowing the command. Without the OS
+sandbox (``request.sandboxed``), an argument that may reach a denied path
+(a wildcard, a directory holding one, an expansion) asks, and
+``bypassPermissions`` asks for what MewCode cannot read from the text
+(``analysis.opaque``, paths outside, expanding arguments), since nothing
+else would keep it inside the project.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +22,7 @@ from ..decision import Decision
 from ..matcher import Matcher, Not
 from ..modes import LENIENT, Mode
 from ..request import PermissionRequest
-from ..rules import Rule, RuleSet
+from ..rules import Rule, RuleSet, path_rule_prefix
 from ..targets import Target, file_rule_hits, hard_ask, is_protected
 from .analysis import (
     UNKNOWN_DIR,
@@ -111,6 +122,108 @@ def _redirects(
                 yield redirect.write, workspace.resolve(target, base=base), ""
 
 
+def _named_paths(
+    analysis: CommandAnalysis, workspace: Workspace
+) -> Iterator[tuple[CommandPart, str, ResolvedPath | None]]:
+    """``(part, operand, resolved or None when its directory is unknown)``."""
+    for part in analysis.all_parts:
+        bases = _base_dirs(part, workspace)
+        for operand in part.operands:
+            if operand.startswith(("/", "~")):
+                yield part, operand, workspace.resolve(operand)
+            elif bases is None:
+                yield part, operand, None
+            else:
+                for base in bases:
+                    yield part, operand, workspace.resolve(operand, base=base)
+
+
+def _looks_like_path(operand: str) -> bool:
+    if "://" in operand:
+        return False
+    return operand.startswith(("/", ".", "~")) or "/" in operand
+
+
+def _outside(
+    analysis: CommandAnalysis,
+    named: list[tuple[CommandPart, str, ResolvedPath | None]],
+    io: list[tuple[bool, ResolvedPath | None, str]],
+) -> list[str]:
+    """Why the command may reach outside the allowed directories."""
+    found: list[str] = []
+    for _, operand, resolved in named:
+        if not _looks_like_path(operand) or (resolved is not None and resolved.inside):
+            continue
+        if resolved is not None and is_safe_redirect_target(resolved.path):
+            continue
+        where = (
+            f"{operand!r} after a cd MewCode cannot follow" if resolved is None else resolved.path
+        )
+        found.append(f"the path {where} outside the project")
+    for write, resolved, _ in io:
+        if not write and resolved is not None and not resolved.inside:
+            found.append(f"reading {resolved.path} outside the project")
+    return list(dict.fromkeys(found))[:3]
+
+
+def _prefix_covers(prefix: str, path: str) -> bool:
+    """Whether the directory ``path`` holds (or is) ``prefix``."""
+    d = path.rstrip("/") or "/"
+    return prefix == d or prefix.startswith(d + "/") or d == "/"
+
+
+def _glob_may_reach(glob: str, prefix: str) -> bool:
+    """Whether the absolute wildcard ``glob`` may name ``prefix`` or a path
+    inside or above it."""
+    import fnmatch
+
+    parts = [p for p in glob.split("/") if p]
+    target = [p for p in prefix.split("/") if p]
+    for i, comp in enumerate(parts):
+        if i >= len(target) or comp == "**" or "**" in comp:
+            return True
+        if not fnmatch.fnmatchcase(target[i], comp):
+            return False
+    return True
+
+
+def _unseen_denied(
+    analysis: CommandAnalysis,
+    named: list[tuple[CommandPart, str, ResolvedPath | None]],
+    read_denies: list[Rule],
+    workspace: Workspace,
+) -> tuple[str, Rule] | None:
+    """A way the command may read what a Read deny rule covers that the text
+    does not show (only the OS sandbox can hold those)."""
+    if not read_denies:
+        return None
+    rule = read_denies[0]
+    dynamic = next((p for p in analysis.all_parts if p.dynamic_args), None)
+    if dynamic is not None:
+        return f"an argument of `{dynamic.text[:60]}` is only known when it runs", rule
+    unknown = next((op for _, op, resolved in named if resolved is None), None)
+    if unknown is not None:
+        return f"{unknown!r} lies where a cd MewCode cannot follow leads", rule
+    globs = [
+        posixpath.normpath(g if g.startswith("/") else posixpath.join(base, g))
+        for part in analysis.all_parts
+        for base in (_base_dirs(part, workspace) or [workspace.root])
+        for g in part.globbed
+    ]
+    dirs = [(op, r.path) for _, op, r in named if r is not None and r.kind == "dir"]
+    if not globs and not dirs:
+        return None
+    for rule in read_denies:
+        prefix = path_rule_prefix(rule, workspace.root, workspace.home)
+        for glob in globs:
+            if _glob_may_reach(glob, prefix):
+                return f"the wildcard {glob!r} may match it", rule
+        for operand, path in dirs:
+            if _prefix_covers(prefix, path):
+                return f"the directory {operand!r} holds paths it covers", rule
+    return None
+
+
 def harmless_part(part: CommandPart, workspace: Workspace) -> bool:
     """Harmless on its own: ``true``/``false``/``:``, or ``cd`` into an allowed directory."""
     if part.noop or (part.program in _TRIVIAL and len(part.argv) == 1 and not part.redirects):
@@ -166,10 +279,30 @@ def decide_command(
                     layer="deny-rule",
                     rules=(rule,),
                 )
+    named = list(_named_paths(analysis, workspace))
+    read_denies = _file_rules(rules, "deny", False, request)
+    for _, operand, resolved in named:
+        for rule in read_denies if resolved is not None else ():
+            if file_rule_hits(rule, [Target(resolved, False, False)], workspace, request.families):  # type: ignore[arg-type]
+                return Decision(
+                    outcome="deny",
+                    reason=f"denied by {rule.text}: the command names {operand}",
+                    layer="deny-rule",
+                    rules=(rule,),
+                )
     for write, resolved, problem in io:
         reason = problem or (hard_ask(Target(resolved, write, False)) if resolved else None)
         if reason:
             return Decision(outcome="ask", reason=f"redirection: {reason}", layer="sandbox")
+    unseen = None if request.sandboxed else _unseen_denied(analysis, named, read_denies, workspace)
+    if unseen is not None:
+        why, rule = unseen
+        return Decision(
+            outcome="ask",
+            reason=f"the command may read what {rule.text} denies: {why} (no OS sandbox hides it)",
+            layer="sandbox",
+            rules=(rule,),
+        )
     for rule in by["ask"]:
         if _command_hits(rule, analysis):
             return Decision(
@@ -181,7 +314,8 @@ def decide_command(
                 return Decision(
                     outcome="ask", reason=f"{rule.text} asks", layer="ask-rule", rules=(rule,)
                 )
-    return _allow_or_mode(analysis, by, io, rules, mode, workspace, request)
+    outside = _outside(analysis, named, io)
+    return _allow_or_mode(analysis, by, io, rules, mode, workspace, request, outside)
 
 
 def _redirects_ok(
@@ -220,6 +354,7 @@ def _allow_or_mode(
     mode: Mode,
     workspace: Workspace,
     req: PermissionRequest,
+    outside: list[str],
 ) -> Decision:
     exact = next((r for r in by["allow"] if _whole_exact(r, analysis.command)), None)
     if exact is not None:
@@ -228,8 +363,9 @@ def _allow_or_mode(
         )
     io_problem, guarded = _redirects_ok(io, rules, mode, workspace, req)
     strict = bool(by["deny"] or by["ask"])
-    if analysis.opaque:
-        why = f"the command uses {', '.join(analysis.opaque)}, which no pattern rule can allow"
+    unreadable = [*analysis.opaque, *outside]
+    if unreadable:
+        why = f"the command uses {', '.join(unreadable)}, which no pattern rule can allow"
         broad = next((r for r in by["allow"] if r.specifier is None), None)
         if broad is not None and not strict and io_problem is None:
             return Decision(
@@ -239,7 +375,15 @@ def _allow_or_mode(
                 rules=(broad,),
             )
         if mode in LENIENT and not strict and not guarded:
-            return Decision(outcome="allow", reason=f"{mode} mode", layer="mode")
+            if req.sandboxed:
+                return Decision(
+                    outcome="allow", reason=f"{mode} mode, inside the OS sandbox", layer="mode"
+                )
+            return Decision(
+                outcome="ask",
+                reason=f"{why}; without the OS sandbox nothing keeps it inside the project",
+                layer="mode",
+            )
         if mode in LENIENT:
             why += " (deny and ask rules for Bash cannot be checked inside it)" if strict else ""
         return Decision(outcome="ask", reason=why, layer="protected" if guarded else "mode")
@@ -268,7 +412,16 @@ def _allow_or_mode(
     if guarded:
         return Decision(outcome="ask", reason=f"the command {io_problem}", layer="protected")
     if mode in LENIENT:
-        return Decision(outcome="allow", reason=f"{mode} mode", layer="mode")
+        dynamic = next((p for p in analysis.all_parts if p.dynamic_args), None)
+        if dynamic is not None and not req.sandboxed:
+            return Decision(
+                outcome="ask",
+                reason=f"an argument of `{dynamic.text[:80]}` is only known when it runs; "
+                "without the OS sandbox nothing keeps it inside the project",
+                layer="mode",
+            )
+        suffix = ", inside the OS sandbox" if req.sandboxed else ""
+        return Decision(outcome="allow", reason=f"{mode} mode{suffix}", layer="mode")
     if uncovered:
         shown = ", ".join(f"`{u[:80]}`" for u in uncovered[:3])
         return Decision(outcome="ask", reason=f"no rule allows {shown} ({mode} mode)", layer="mode")

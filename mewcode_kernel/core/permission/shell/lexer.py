@@ -8,6 +8,7 @@ reported in ``Lexed.opaque`` so callers can refuse to auto-allow it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 __all__ = ["Lexed", "Op", "Word", "lex"]
@@ -15,6 +16,10 @@ __all__ = ["Lexed", "Op", "Word", "lex"]
 SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&", "\n", ";;", ";&", ";;&"})
 _REDIRECT_OPS = ("&>>", "&>", ">>", ">|", ">&", "<<<", "<<-", "<<", "<&", "<>", ">", "<")
 _MAX_LEN = 100_000
+# ${NAME}, ${1}, ${#}, ${@}: a plain parameter. Anything else inside ${...}
+# (prompt expansion @P, substrings and offsets, subscripts, indirection,
+# replacement) can evaluate arithmetic or expand code stored in a variable.
+_PLAIN_BRACED = re.compile(r"\$\{(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[#?$!@*-])\}")
 
 
 @dataclass(slots=True)
@@ -25,6 +30,7 @@ class Word:
     value: str
     expands: bool = False  # contains an unquoted/double-quoted ``$`` expansion
     quoted: bool = False
+    globs: bool = False  # holds an unquoted ``*``, ``?`` or ``[``
     subs: list[str] = field(default_factory=list)  # inner texts of $(...), `...`, <(...)
 
 
@@ -194,6 +200,11 @@ class _Lexer:
             self.i = min(end + 1, len(s))
             value.append(s[i : self.i])
             word.quoted = True
+        elif s.startswith("$[", i):
+            self.flag("arithmetic expansion $[...]")
+            end = s.find("]", i)
+            self.i = len(s) if end < 0 else end + 1
+            value.append(s[i : self.i])
         elif s.startswith("${", i):
             end = s.find("}", i)
             self.i = len(s) if end < 0 else end + 1
@@ -201,6 +212,10 @@ class _Lexer:
             if "$(" in body or "`" in body or "$((" in body:
                 self.flag("command substitution inside ${...}")
                 word.subs.append(body[2:-1])
+            elif not _PLAIN_BRACED.fullmatch(body):
+                self.flag(
+                    f"the expansion {body[:40]} (only plain $NAME and ${{NAME}} can be checked)"
+                )
             value.append(body)
         else:
             value.append("$")
@@ -260,6 +275,8 @@ class _Lexer:
             elif c == "`":
                 self.backtick(value, word)
             else:
+                if c in "*?[":
+                    word.globs = True
                 value.append(c)
                 self.i += 1
         word.raw = s[start : self.i]

@@ -6,9 +6,12 @@ from .lexer import Word
 
 __all__ = [
     "RISKY_ENV",
+    "RISKY_ENV_PREFIXES",
+    "SHELL_STATE_BUILTINS",
     "SUDO_ARG_OPTS",
     "XARGS_ARG_OPTS",
     "is_assignment",
+    "is_risky_env",
     "skip_values",
     "strip_wrapper",
 ]
@@ -24,12 +27,33 @@ RISKY_ENV = frozenset(
         "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "IFS",
         "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB", "GIT_SSH_COMMAND", "GIT_EXEC_PATH",
         "GIT_DIR", "GIT_WORK_TREE", "SHELLOPTS", "BASHOPTS", "EDITOR", "VISUAL", "PAGER",
-        "GIT_PAGER", "HOME",
+        "GIT_PAGER", "HOME", "CDPATH", "OLDPWD", "PWD", "PS4", "GLOBIGNORE", "SHELL", "BROWSER",
+        "LESSOPEN", "LESSCLOSE", "MANPAGER", "SYSTEMD_PAGER", "LESS", "ZDOTDIR", "INPUTRC",
+        "TERMINFO", "GCONV_PATH", "LOCPATH", "SSH_ASKPASS", "SUDO_ASKPASS", "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "MAVEN_OPTS", "GRADLE_OPTS", "CC", "CXX", "CPP",
+        "LD", "AR", "MAKEFLAGS", "MFLAGS", "RUSTFLAGS", "RUSTC_WRAPPER", "TMPDIR", "VIRTUAL_ENV",
     }
+)  # fmt: skip
+# Families of variables that tell a program where to load code or config from,
+# or what to run (GIT_CONFIG_COUNT/KEY/VALUE can set core.fsmonitor, say).
+RISKY_ENV_PREFIXES = (
+    "GIT_", "LD_", "DYLD_", "PYTHON", "NODE_", "NPM_CONFIG_", "PERL", "RUBY", "BASH_", "CARGO_",
+    "RUSTC", "GO", "XDG_", "PIP_", "UV_", "POETRY_", "CONDA", "JAVA", "SSH_", "PS",
+)  # fmt: skip
+# Builtins that change variables, options or how later words are read.
+SHELL_STATE_BUILTINS = frozenset(
+    {"export", "declare", "typeset", "local", "readonly", "unset", "shopt", "alias", "unalias",
+     "let", "read", "mapfile", "readarray", "enable", "hash", "trap", "builtin", "getopts"}
 )  # fmt: skip
 XARGS_ARG_OPTS = frozenset(
     {"-I", "-n", "-P", "-d", "-L", "-s", "-E", "-a", "--max-args", "--delimiter"}
 )
+
+
+def is_risky_env(name: str) -> bool:
+    """Whether setting ``name`` can change what a program runs or loads."""
+    upper = name.upper()
+    return upper in RISKY_ENV or upper.startswith(RISKY_ENV_PREFIXES)
 
 
 def is_assignment(word: Word) -> bool:

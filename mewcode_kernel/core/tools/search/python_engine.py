@@ -159,8 +159,8 @@ class _Matcher:
 
 
 def _read(path: str) -> bytes | None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
+    try:  # a file swapped for a link after the walk is not followed
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
     try:

@@ -148,6 +148,9 @@ class GrepResult:
     lines: MutableMapping[str, list[Line]] = field(default_factory=dict)
     engine: str = "python"
     truncated: bool = False
+    #: matching files left out because they have other hard links (the same
+    #: file may live outside the project)
+    hard_linked: int = 0
 
     def line_total(self, rel: str) -> int:
         """Lines (matches and context) to show for one file."""

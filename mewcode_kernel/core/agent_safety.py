@@ -1,0 +1,127 @@
+"""``SessionSafety``: the security side of an ``AgentSession``: the project's
+trust, the OS sandbox, the secrets kept out of tool results, and the
+permission gate built on them.
+
+A helper the session holds (composition, like ``SessionContext``): it builds
+these from the config, says once what the person should know (settings
+ignored until trusted, commands running unsandboxed), and rebuilds the gate
+when the person trusts the project during the session.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from .config import ResolvedConfig, load_config
+from .fs import Workspace
+from .permission import AuditRecord, Gate, Mode, PermissionGate, gate_for_project
+from .permission.hidden import read_denied_paths
+from .permission.rules import SESSION
+from .redaction import Redactor
+from .sandbox import Sandbox
+from .tools.registry import ToolRegistry
+from .trust import ProjectTrust, approve_project, assess_project
+
+__all__ = ["SessionSafety"]
+
+
+class SessionSafety:
+    """Trust, sandbox and redaction for the session at ``root``."""
+
+    def __init__(
+        self,
+        root: Path,
+        config: ResolvedConfig,
+        *,
+        home: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        trust: ProjectTrust | None = None,
+        sandbox: Sandbox | None = None,
+    ) -> None:
+        self.root = root
+        self.home = home
+        # ``env`` is what config expansion read (tests pass their own); trust
+        # (MEWCODE_TRUST_PROJECT) and bubblewrap come from the process's real
+        # environment, which commands inherit, so its secrets are redacted too
+        self.env = os.environ if env is None else env
+        self.trust = trust or assess_project(root, home=home)
+        self.sandbox = sandbox or Sandbox(root, config.sandbox)
+        secrets = {**_provider_keys(config), **{k: v for k, v in self.env.items()}}
+        self.redactor = Redactor.from_environment(os.environ, secrets_of(secrets))
+
+    def notices(self) -> list[str]:
+        """What to tell the person before the first turn (each at most once)."""
+        return [n for n in (self.trust.notice(), self.sandbox.notice()) if n]
+
+    def project_gate(
+        self,
+        config: ResolvedConfig,
+        *,
+        mode: Mode | None,
+        on_audit: Callable[[AuditRecord], None],
+    ) -> Gate:
+        """The gate for the project's rules, as far as the trust lets them apply."""
+        gate = gate_for_project(
+            self.root,
+            config.permission_rules,
+            mode=mode,
+            on_audit=on_audit,
+            trust=self.trust,
+            unreadable=config.unreadable_rule_files,
+            sandboxed=self.sandbox.active,
+        )
+        gate.on_saved = self._saved_rule
+        return gate
+
+    def watch(self, gate: PermissionGate, tools: ToolRegistry) -> None:
+        """Hide from sandboxed processes what ``gate``'s Read deny rules cover
+        (read when each process starts)."""
+        workspace = Workspace(self.root, gate.additional_dirs)
+        self.sandbox.hidden_paths = lambda: read_denied_paths(
+            gate.list_rules(), workspace, tools.rule_families()
+        )
+
+    def approve(self) -> ProjectTrust:
+        """The person trusts the project's settings as they are now."""
+        self.trust = approve_project(assess_project(self.root, home=self.home), home=self.home)
+        return self.trust
+
+    def reload(
+        self, gate: PermissionGate, on_audit: Callable[[AuditRecord], None]
+    ) -> tuple[ResolvedConfig, Gate]:
+        """The config and gate as the current trust lets them apply, keeping
+        ``gate``'s mode (unless the project now sets a default) and session rules."""
+        config = load_config(self.root, self.home, self.env, trust=self.trust)
+        known = self.sandbox.support if self.sandbox.settings.enabled else None  # else detect
+        self.sandbox = Sandbox(self.root, config.sandbox, support=known)
+        fresh = self.project_gate(config, mode=None, on_audit=on_audit)
+        if fresh.mode == "default":
+            fresh.mode = gate.mode
+        for rule in gate.list_rules():
+            if rule.source == SESSION:
+                fresh.rules.add(rule)
+        return config, fresh
+
+    def _saved_rule(self, path: Path) -> None:
+        """An "always allow" saved to the project's local settings changes what
+        trust covers; the person's own rule keeps a trusted project trusted."""
+        if self.trust.state in ("approved", "nothing to trust"):
+            self.trust = approve_project(assess_project(self.root, home=self.home), home=self.home)
+
+
+def secrets_of(values: Mapping[str, str]) -> dict[str, str]:
+    """The entries of ``values`` that are secrets: provider keys (named so by
+    ``_provider_keys``) and variables whose names look secret."""
+    from .redaction import looks_secret
+
+    return {k: v for k, v in values.items() if k.endswith(" API key") or looks_secret(k)}
+
+
+def _provider_keys(config: ResolvedConfig) -> dict[str, str]:
+    keys: dict[str, str] = {}
+    for name, entry in config.providers.items():
+        if entry.api_key is not None:
+            keys[f"{name} API key"] = entry.api_key.get_secret_value()
+    return keys

@@ -1,0 +1,97 @@
+"""/sandbox and /trust: the OS sandbox's state, and the project's settings
+that wait for (or have) the person's trust."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..trust import describe
+from .registry import CommandResult, command
+
+if TYPE_CHECKING:
+    from ..agent_session import AgentSession
+
+_STATE = {
+    "active": "**active**: commands run in bubblewrap",
+    "disabled": "**off** (`sandbox.enabled: false`)",
+    "unavailable": "**unavailable**",
+}
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _paths(paths: list[str], limit: int = 12) -> str:
+    if not paths:
+        return "none"
+    shown = ", ".join(f"`{p}`" for p in paths[:limit])
+    return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
+
+
+@command("sandbox", help="Show the OS sandbox commands run in: state, writable and hidden paths.")
+async def sandbox_command(session: AgentSession, args: str) -> CommandResult:
+    info = session.sandbox.describe()
+    state = str(info["state"])
+    lines = [f"Sandbox: {_STATE[state]} ({info['reason']})."]
+    if state == "active":
+        lines += [
+            "",
+            "| | |",
+            "| --- | --- |",
+            f"| writable | {_paths(list(info['writable']))} |",  # type: ignore[arg-type]
+            f"| read-only inside the project | {_paths(list(info['readonly']))} |",  # type: ignore[arg-type]
+            f"| hidden (Read deny rules) | {_paths(list(info['hidden']))} |",  # type: ignore[arg-type]
+            f"| network | {info['network']} |",
+        ]
+    else:
+        lines.append(
+            "Commands run unsandboxed: only the permission checks stand between them and "
+            "your files."
+        )
+    if info["ignored"]:
+        lines.append(
+            "\nIgnored until you trust this project: " + "; ".join(map(str, info["ignored"]))  # type: ignore[arg-type]
+        )
+    lines.append("\n`.mewcode.yaml`: `sandbox: {enabled, network: on|off, allow_write: [...]}`.")
+    return CommandResult(markdown="\n".join(lines), data=info)
+
+
+@command(
+    "trust",
+    help="Show what this project's settings would loosen; `/trust yes` trusts them as they are.",
+    usage="[yes]",
+)
+async def trust_command(session: AgentSession, args: str) -> CommandResult:
+    trust = session.trust
+    wanted = args.strip().lower()
+    if wanted in ("yes", "y", "approve"):
+        if not trust.items:
+            return CommandResult(markdown="This project has no settings that need trust.", data=[])
+        trust = session.trust_project()
+        listed = "\n".join(f"- `{i.file}`: {i.detail}" for i in trust.items)
+        return CommandResult(
+            markdown=f"Trusted this project's settings; they apply from now on:\n\n{listed}",
+            data=describe(trust),
+        )
+    if wanted:
+        return CommandResult(markdown="Usage: `/trust` shows, `/trust yes` trusts.", error=True)
+    if not trust.items:
+        return CommandResult(markdown="This project has no settings that need trust.", data=[])
+    state = {
+        "approved": "trusted (you approved them)",
+        "environment": "trusted (MEWCODE_TRUST_PROJECT=1)",
+        "not approved": "**not trusted**: only their deny and ask rules apply",
+        "changed": "**changed since you trusted them**: only their deny and ask rules apply",
+        "nothing to trust": "trusted",
+    }[trust.state]
+    lines = [
+        f"This project's settings are {state}.",
+        "",
+        "| file | what it would do |",
+        "| --- | --- |",
+    ]
+    lines += [f"| `{i.file}` | {_cell(i.detail)} |" for i in trust.items]
+    if not trust.trusted:
+        lines.append("\n`/trust yes` trusts them as they are now (a later change asks again).")
+    return CommandResult(markdown="\n".join(lines), data=describe(trust))

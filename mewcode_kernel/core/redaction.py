@@ -1,0 +1,106 @@
+"""Secret values kept out of tool results: ``Redactor``.
+
+The values of the provider keys and of environment variables whose names
+look secret (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ...) are
+replaced by ``[REDACTED:NAME]`` wherever a tool result holds them, before
+the result is stored, shown or sent (the loop applies it in one place, for
+every tool). Short values (under ``MIN_LENGTH`` characters) are left alone:
+they would mangle ordinary text and are no secret worth the name.
+
+Streaming output is redacted by ``StreamRedactor``, which holds back the
+end of a chunk that could be the start of a secret until the next chunk
+says whether it is.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+
+__all__ = ["MIN_LENGTH", "SECRET_NAME", "Redactor", "StreamRedactor", "looks_secret"]
+
+MIN_LENGTH = 8
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL", re.I)
+# names matching SECRET_NAME whose values are not secrets (paths, switches)
+_NOT_SECRET = re.compile(r"(?:_PATH|_FILE|_DIR|_HOME|_URL|_HOST|_PORT|_SOCK|_TYPE|_ID)$", re.I)
+
+
+def looks_secret(name: str) -> bool:
+    """Whether an environment variable's name says its value is a secret."""
+    return bool(SECRET_NAME.search(name)) and not _NOT_SECRET.search(name)
+
+
+class Redactor:
+    """Replaces known secret values in text. ``secrets`` maps a name (shown in
+    the placeholder) to its value."""
+
+    def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
+        by_value: dict[str, str] = {}
+        for name, value in (secrets or {}).items():
+            if isinstance(value, str) and len(value.strip()) >= MIN_LENGTH:
+                by_value.setdefault(value.strip(), name)
+        self._names = by_value
+        ordered = sorted(by_value, key=len, reverse=True)  # the longest wins an overlap
+        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        self.longest = len(ordered[0]) if ordered else 0
+
+    @classmethod
+    def from_environment(
+        cls, env: Mapping[str, str] | None = None, extra: Mapping[str, str] | None = None
+    ) -> Redactor:
+        """Secrets from ``env`` (default ``os.environ``) by name, plus ``extra``
+        (e.g. the provider keys of the config, named by provider)."""
+        env = os.environ if env is None else env
+        found = {name: value for name, value in env.items() if looks_secret(name)}
+        found.update(extra or {})
+        return cls(found)
+
+    def __bool__(self) -> bool:
+        return self._pattern is not None
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret value replaced."""
+        if self._pattern is None or not text:
+            return text
+        return self._pattern.sub(lambda m: f"[REDACTED:{self._names[m.group(0)]}]", text)
+
+    def values(self) -> Iterable[str]:
+        return self._names.keys()
+
+    def stream(self) -> StreamRedactor:
+        return StreamRedactor(self)
+
+
+class StreamRedactor:
+    """Redacts a stream of chunks where a secret may be split between two."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._redactor = redactor
+        self._held = ""
+
+    def feed(self, chunk: str) -> str:
+        """What can be shown of ``chunk`` now (redacted)."""
+        text = self._held + chunk
+        if not self._redactor:
+            self._held = ""
+            return text
+        keep = self._tail_to_hold(text)
+        self._held = text[len(text) - keep :] if keep else ""
+        return self._redactor.redact(text[: len(text) - keep] if keep else text)
+
+    def flush(self) -> str:
+        """The rest, at the end of the stream."""
+        held, self._held = self._held, ""
+        return self._redactor.redact(held)
+
+    def _tail_to_hold(self, text: str) -> int:
+        """The length of the longest end of ``text`` that could begin a secret
+        (a whole secret at the end is redacted now)."""
+        longest = min(self._redactor.longest - 1, len(text))
+        for size in range(longest, 0, -1):
+            tail = text[len(text) - size :]
+            if any(v.startswith(tail) for v in self._redactor.values()):
+                # keep the secret whole: also hold what overlaps a secret before it
+                return size
+        return 0
