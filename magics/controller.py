@@ -14,6 +14,7 @@ imported by the first agent cell.
 
 from __future__ import annotations
 
+import asyncio
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -33,7 +34,14 @@ if TYPE_CHECKING:
     from .render_base import Renderer
     from .turn import TurnOutcome
 
-__all__ = ["MAX_BACKGROUND", "AgentController", "controller_for", "run_cell", "wait_background"]
+__all__ = [
+    "MAX_BACKGROUND",
+    "AgentController",
+    "close_all",
+    "controller_for",
+    "run_cell",
+    "wait_background",
+]
 
 MAX_BACKGROUND = 4
 """How many ``--background`` turns run at once; more wait in a queue."""
@@ -67,9 +75,17 @@ async def wait_background(shell: Any = None) -> None:
     await controller_for(shell).wait_background()
 
 
+async def close_all() -> None:
+    """Close every controller's session (its MCP servers stop) and background
+    turns: the kernel calls it when it shuts down."""
+    await asyncio.gather(*(c.aclose() for c in list(_controllers.values())))
+
+
 class AgentController:
     """Runs the agent cells of one shell. The project root is ``MEWCODE_ROOT``
-    or the working directory when the controller was made (the extension load)."""
+    or the working directory when the controller was made (the extension load).
+    The session is entered when it is made (its MCP servers start) and closed
+    by ``aclose``; background turns use its MCP servers, not servers of their own."""
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell
@@ -99,7 +115,7 @@ class AgentController:
             await self._run_turn(session, call)
 
     async def _foreground_session(self, options: AgentOptions) -> AgentSession:
-        session = self._session()
+        session = await self._session()
         if options.new:
             await session.new()
         elif options.resume:
@@ -112,10 +128,24 @@ class AgentController:
             print(f"↪ resumed session {loaded.id} ({len(loaded.messages)} messages)")
         return session
 
-    def _session(self) -> AgentSession:
+    async def _session(self) -> AgentSession:
         if self.session is None:
-            self.session = self._open(tasks=self.tasks)
+            session = self._open(tasks=self.tasks)
+            try:
+                await session.__aenter__()
+            except BaseException:  # e.g. interrupted while its MCP servers start
+                await session.aclose()
+                raise
+            self.session = session
         return self.session
+
+    async def aclose(self) -> None:
+        """Stop the background turns, then close the session."""
+        if self._tasks is not None:
+            await self._tasks.aclose()
+        session, self.session = self.session, None
+        if session is not None:
+            await session.aclose()
 
     def _open(self, **kwargs: Any) -> AgentSession:
         from mewcode_kernel.core import open_session
@@ -206,7 +236,7 @@ class AgentController:
 
     async def _start_background(self, call: AgentCall) -> None:
         options = call.options
-        base = self._session()
+        base = await self._session()
         if getattr(base.settings, "protocol", None) == "replay":
             raise AgentCellError(
                 "--background needs a live provider: the offline replay plays one recorded "
@@ -215,8 +245,10 @@ class AgentController:
         name = options.provider or (base.settings.name if base.settings else None)
         model = options.model if options.model or options.provider else base.provider.model
         session = self._open(
-            provider=name, model=model, mode=options.mode or base.mode, tasks=self.tasks
-        )
+            provider=name, model=model, mode=options.mode or base.mode, tasks=self.tasks,
+            mcp=base.mcp,
+        )  # fmt: skip
+        await session.__aenter__()
         if options.resume:
             from mewcode_kernel.core.errors import SessionError
 

@@ -26,7 +26,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"config", "fs", "prompt", "conversation"}),
     frozenset({"providers"}),
     frozenset({"tools"}),
-    frozenset({"permission"}),
+    frozenset({"permission", "mcp"}),
     frozenset({"context", "session", "tasks"}),
     frozenset({"agent"}),
     frozenset({"agent_context", "agent_session", "commands"}),

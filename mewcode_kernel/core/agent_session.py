@@ -16,7 +16,7 @@ conversation keeps across its turns is its ``ConversationState``.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -31,6 +31,7 @@ from .conversation import Conversation
 from .errors import ConfigError
 from .events import AgentEvent, Notice, TurnDone
 from .lifecycle import Lifecycle, LifecycleDispatcher, NullDispatcher
+from .mcp import McpToolset
 from .messages import Message
 from .permission import ApprovalHandler, AuditRecord, Mode, PermissionGate, gate_for_project
 from .prompt import MemoryNote, MemoryStore, PromptAssembler
@@ -53,7 +54,10 @@ class AgentSession:
     ``home`` is the user's home (``~/.mewcode/``), injectable for tests;
     ``hooks`` receives the lifecycle events (default: none); ``tasks`` runs
     background work (default: a manager of its own, stopped when the
-    session closes; a shared one is left to its owner).
+    session closes; a shared one is left to its owner). ``mcp`` holds the
+    MCP servers, started when the session is entered and stopped when it
+    closes, unless ``owns_mcp`` is false (another session's servers, used
+    as they are).
     """
 
     def __init__(
@@ -72,8 +76,12 @@ class AgentSession:
         context_policy: ContextPolicy | None = None,
         hooks: LifecycleDispatcher | None = None,
         tasks: TaskManager | None = None,
+        mcp: McpToolset | None = None,
+        owns_mcp: bool = True,
     ) -> None:
         self.root = root
+        self.mcp = mcp
+        self._owns_mcp = owns_mcp
         self.config = config
         self.settings = settings
         self.state = ConversationState()
@@ -250,6 +258,8 @@ class AgentSession:
     async def _prepare(self, *, check_size: bool = True) -> AsyncIterator[AgentEvent]:
         """Before a turn: pending notices, the session on disk (and its
         ``SessionStart``), a resumed conversation compacted if too large."""
+        if self.mcp is not None and self._owns_mcp:
+            self._pending_notices += self.mcp.drain_notices()
         for notice in self._pending_notices:
             yield notice
         self._pending_notices.clear()
@@ -365,7 +375,10 @@ class AgentSession:
             self._writer = None
 
     async def __aenter__(self) -> AgentSession:
+        if self.mcp is not None:
+            await self.tools.add_toolset(self.mcp if self._owns_mcp else self.mcp.shared())
         await self.agent.tools.__aenter__()
+        self.tools.refresh()  # the servers' tools, for commands run before the first turn
         return self
 
     async def __aexit__(
@@ -406,8 +419,15 @@ def open_session(
     env: dict[str, str] | None = None,
     hooks: LifecycleDispatcher | None = None,
     tasks: TaskManager | None = None,
+    mcp: McpToolset | None = None,
+    project_trusted: Callable[[], bool] | None = None,
 ) -> AgentSession:
     """An ``AgentSession`` for the project at ``root`` with the configured provider.
+
+    MCP servers from the config start when the session is entered (``async
+    with``); ``mcp`` instead shares another session's servers.
+    ``project_trusted`` decides whether the project's own servers may start
+    (default: only with ``MEWCODE_TRUST_PROJECT=1``).
 
     Raises ``ConfigError`` when the selected provider cannot be used (unknown
     name, missing variable); problems in config files become warnings.
@@ -428,4 +448,23 @@ def open_session(
         home=home,
         hooks=hooks,
         tasks=tasks,
+        mcp=mcp or _mcp_servers(root_path, config, env, project_trusted),
+        owns_mcp=mcp is None,
+    )
+
+
+def _mcp_servers(
+    root: Path,
+    config: ResolvedConfig,
+    env: Mapping[str, str] | None,
+    project_trusted: Callable[[], bool] | None,
+) -> McpToolset | None:
+    if not config.mcp_servers:
+        return None
+    return McpToolset(
+        config.mcp_servers,
+        root=root,
+        env=os.environ if env is None else env,
+        allowlist=config.mcp_env_allowlist,
+        project_trusted=project_trusted,
     )

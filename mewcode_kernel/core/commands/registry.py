@@ -39,7 +39,7 @@ COMMANDS: dict[str, Command] = {}
 
 # Modules that register commands when imported (kept lazy: the kernel imports
 # the registry at start, the commands only when one is used).
-_MODULES: tuple[str, ...] = ("builtin", "context")
+_MODULES: tuple[str, ...] = ("builtin", "context", "mcp")
 
 
 def command(name: str, *, help: str, usage: str = "") -> Callable[[Handler], Handler]:

@@ -9,7 +9,7 @@ field. ``ResolvedConfig.select_provider()`` turns the result into the
 
 from __future__ import annotations
 
-from .loader import PROJECT_CONFIG, USER_CONFIG, load_config
+from .loader import MCP_JSON, PROJECT_CONFIG, USER_CONFIG, load_config
 from .providers import (
     DEFAULT_ANTHROPIC_MODEL,
     DEFAULT_OPENAI_MODEL,
@@ -18,16 +18,24 @@ from .providers import (
     default_context_window,
     default_max_tokens,
 )
-from .resolved import ConfiguredProvider, ConfiguredRule, McpServerConfig, ResolvedConfig
+from .resolved import (
+    ConfiguredProvider,
+    ConfiguredRule,
+    McpScope,
+    McpServerConfig,
+    ResolvedConfig,
+)
 
 __all__ = [
     "DEFAULT_ANTHROPIC_MODEL",
     "DEFAULT_OPENAI_MODEL",
+    "MCP_JSON",
     "PROJECT_CONFIG",
     "REPLAY_PROVIDER",
     "USER_CONFIG",
     "ConfiguredProvider",
     "ConfiguredRule",
+    "McpScope",
     "McpServerConfig",
     "ProviderSettings",
     "ResolvedConfig",
