@@ -38,6 +38,7 @@ async def open_transport(
     async with AsyncExitStack() as stack:
         if launch is not None:
             log = stack.enter_context(_open_log(launch, server.name))
+            stack.callback(_note, log, "stopped")
             params = StdioServerParameters(
                 command=launch.command,
                 args=list(launch.args),
@@ -65,10 +66,14 @@ def _open_log(launch: StdioLaunch, name: str) -> Any:
     except FileNotFoundError:
         pass
     log = path.open("a", encoding="utf-8")
-    started = datetime.datetime.now().isoformat(timespec="seconds")
-    log.write(f"--- {started}: starting MCP server {name!r}: {launch.command}\n")
-    log.flush()
+    _note(log, f"starting MCP server {name!r}: {launch.command}")
     return log
+
+
+def _note(log: Any, what: str) -> None:
+    now = datetime.datetime.now().isoformat(timespec="seconds")
+    log.write(f"--- {now}: {what}\n")
+    log.flush()
 
 
 class _WatchedReadStream:
