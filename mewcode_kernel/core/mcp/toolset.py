@@ -100,12 +100,15 @@ class McpToolset:
         self._servers = dict(servers)
         self._env = dict(env)
         self._allowlist = tuple(allowlist)
-        self._trusted = project_trusted or (lambda: self._env.get(TRUST_ENV) == "1")
+        # read when servers start, from the live mapping: trust given later counts
+        self._trusted = project_trusted or (lambda: env.get(TRUST_ENV) == "1")
         self._connections: dict[str, Connection] = {}
         self._skipped: dict[str, str] = {}  # name -> why it was not started
         self._tools: list[Tool] = []
         self._version = 0
-        self._notices: list[Notice] = []
+        self._notices: list[Notice] = []  # what happened while running
+        self._start_notes: dict[str, list[Notice]] = {}  # per server: why it did not start
+        self._told_untrusted = False
         self._reported: set[str] = set()
         self._changed = asyncio.Event()
         self._open = False
@@ -189,13 +192,29 @@ class McpToolset:
                 self._rebuild()
             self._skipped.pop(name, None)
             await self._start([server], report=False)
+        self._start_notes.pop(name, None)
         return next(s for s in self.statuses() if s.name == name)
 
     def drain_notices(self) -> list[Notice]:
         """What happened since the last call (servers that failed, were
-        skipped, changed their tools), for the session to show."""
-        notices, self._notices = self._notices, []
-        return notices
+        skipped, changed their tools), for the session to show. Problems a
+        ``reconnect`` has since solved are not repeated."""
+        out: list[Notice] = []
+        untrusted = [
+            server
+            for name, server in self._servers.items()
+            if self._skipped.get(name) == "untrusted"
+            or (name in self._connections and self._connections[name].config is server.shadows)
+        ]
+        if untrusted and not self._told_untrusted:
+            self._told_untrusted = True
+            out.append(Notice(level="warning", message=_untrusted_message(untrusted)))
+        for notes in self._start_notes.values():
+            out += notes
+        self._start_notes.clear()
+        out += self._notices
+        self._notices = []
+        return out
 
     async def wait_until(self, predicate: Callable[[McpToolset], bool]) -> None:
         """Wait until ``predicate(self)`` holds; it is checked whenever a
@@ -216,46 +235,31 @@ class McpToolset:
         """Start ``servers`` concurrently; ``report``: leave notices about the
         ones skipped or failed (``/mcp reconnect`` shows its own result)."""
         to_start: list[McpServerConfig] = []
-        untrusted: list[McpServerConfig] = []
         trusted: bool | None = None
         for server in servers:
+            notes = self._start_notes.setdefault(server.name, []) if report else []
             if not _VALID_SERVER.match(server.name):
                 why = (
                     f"its name {server.name!r} has characters outside [A-Za-z0-9_-], which tool "
                     "names cannot carry"
                 )
                 self._skipped[server.name] = why
-                if report:
-                    self._notice(
-                        "warning",
-                        f"MCP server {server.name!r} ({server.origin}) was not started: {why}.",
+                notes.append(
+                    Notice(
+                        level="warning",
+                        message=f"MCP server {server.name!r} ({server.origin}) was not started: "
+                        f"{why}.",
                     )
+                )
                 continue
             if server.scope == "project":
                 trusted = self._trusted() if trusted is None else trusted
                 if not trusted:
-                    untrusted.append(server)
                     if server.shadows is None:
                         self._skipped[server.name] = "untrusted"
                         continue
                     server = server.shadows  # the user's own definition, until trusted
             to_start.append(server)
-        if untrusted and report:
-            names = ", ".join(repr(s.name) for s in untrusted)
-            files = ", ".join(dict.fromkeys(Path(s.source).name for s in untrusted))
-            shadowing = [repr(s.name) for s in untrusted if s.shadows is not None]
-            kept = (
-                f" Your own definition of {', '.join(shadowing)} (~/.mewcode/config.yaml) is "
-                "used instead."
-                if shadowing
-                else ""
-            )
-            self._notice(
-                "warning",
-                f"Project MCP server(s) {names} (from {files}) were not started: this project is "
-                f"not trusted. Trust it to start them ({TRUST_ENV}=1 for headless runs), then "
-                f"`/mcp reconnect NAME`.{kept}",
-            )
         if not to_start:
             return
         await _load_sdk()
@@ -263,12 +267,14 @@ class McpToolset:
 
         version = _version()
         for server in to_start:
-            if server.unset_vars:
+            if server.unset_vars and report:
                 names = ", ".join(f"${{{v}}}" for v in server.unset_vars)
-                self._notice(
-                    "warning",
-                    f"MCP server {server.name!r} ({server.origin}): {names} not set; "
-                    "used as empty.",
+                self._start_notes[server.name].append(
+                    Notice(
+                        level="warning",
+                        message=f"MCP server {server.name!r} ({server.origin}): {names} not set; "
+                        "used as empty.",
+                    )
                 )
             launch = (
                 stdio_launch(server, root=self.root, host_env=self._env, allowlist=self._allowlist)
@@ -287,8 +293,11 @@ class McpToolset:
         await asyncio.gather(*(c.connect() for c in conns))
         for conn in conns:
             if conn.state == "failed" and report:
-                self._notice(
-                    "warning", f"MCP server {conn.name!r} could not be started: {conn.error}"
+                self._start_notes[conn.name].append(
+                    Notice(
+                        level="warning",
+                        message=f"MCP server {conn.name!r} could not be started: {conn.error}",
+                    )
                 )
 
     # --- tools ------------------------------------------------------------------------
@@ -347,6 +356,22 @@ class McpToolset:
                 return
             self._reported.add(message)
         self._notices.append(Notice(level=level, message=message))
+
+
+def _untrusted_message(servers: list[McpServerConfig]) -> str:
+    names = ", ".join(repr(s.name) for s in servers)
+    files = ", ".join(dict.fromkeys(Path(s.source).name for s in servers))
+    shadowing = [repr(s.name) for s in servers if s.shadows is not None]
+    kept = (
+        f" Your own definition of {', '.join(shadowing)} (~/.mewcode/config.yaml) is used instead."
+        if shadowing
+        else ""
+    )
+    return (
+        f"Project MCP server(s) {names} (from {files}) were not started: this project is not "
+        f"trusted. Trust it to start them ({TRUST_ENV}=1 for headless runs), then "
+        f"`/mcp reconnect NAME`.{kept}"
+    )
 
 
 def _shape(tools: list[Tool]) -> list[tuple[Any, ...]]:
