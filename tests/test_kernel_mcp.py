@@ -153,6 +153,22 @@ def test_a_cell_uses_the_reference_servers(
     assert cell.markdown[-1] == "Done with the reference servers."
 
 
+def test_a_background_turn_uses_the_sessions_servers(
+    kernel: Kernel, script: ScriptedServer, project: Path
+) -> None:
+    log = project / ".mewcode" / "logs" / "mcp-fx.log"
+    starts = log.read_text().count("starting MCP server")
+    script.add(
+        reply(tool_calls=[("mcp__fx__echo", {"text": "from the background"})]),
+        reply(text="Echoed in the background."),
+    )
+    kernel.ok("%%agent --background\nEcho something in the background.", timeout=120)
+    kernel.ok("import magics\nawait magics.wait_background()", timeout=120)
+    result = next(iter(results_of(script.received[-1].body).values()))
+    assert text(result) == "echo: from the background"
+    assert log.read_text().count("starting MCP server") == starts  # no server of its own
+
+
 def test_kernel_shutdown_stops_the_servers(
     kernel: Kernel, script: ScriptedServer, project: Path
 ) -> None:

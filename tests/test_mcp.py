@@ -7,6 +7,7 @@ from the requests the provider sent."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -24,7 +25,13 @@ from mewcode_kernel.core.events import Notice, ToolFinished, TurnDone
 from mewcode_kernel.core.mcp import DEFAULT_CONNECT_TIMEOUT, McpToolset
 from mewcode_kernel.testing import collect
 from mewcode_kernel.testing.wire import ScriptedServer, reply
-from tests._mcp import fixture_entry, provider_yaml, servers_yaml, wait_for_exit
+from tests._mcp import (
+    everything_over_http,
+    fixture_entry,
+    provider_yaml,
+    servers_yaml,
+    wait_for_exit,
+)
 from tests.mcp_server import PIXEL, serve_http
 
 ALLOW_FX = ["mcp__fx__*"]
@@ -414,3 +421,44 @@ async def test_bad_server_names_are_refused(tmp_path: Path) -> None:
     assert status.state == "failed" and "outside [A-Za-z0-9_-]" in (status.error or "")
     assert any("'../../escape'" in n and "was not started" in n for n in notices)
     assert not (tmp_path / ".mewcode" / "logs").exists()  # nothing was started
+
+
+# --- a lost HTTP session (a reference server that keeps sessions) -------------------------
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def test_a_lost_http_session_is_reconnected(tmp_path: Path) -> None:
+    """server-everything (npm) restarts and no longer knows our session: the
+    next call reconnects and goes through, and the user is told."""
+    port = _free_port()
+    script = [
+        reply(tool_calls=[("mcp__ev__echo", {"message": "before"})]),
+        reply(text="One."),
+        reply(tool_calls=[("mcp__ev__echo", {"message": "after"})]),
+        reply(text="Two."),
+    ]
+    with ScriptedServer(script) as server:
+        project(tmp_path, server, {"ev": {"url": f"http://127.0.0.1:{port}/mcp"}}, allow=[])
+        with contextlib.ExitStack() as first, contextlib.ExitStack() as second:
+            first.enter_context(everything_over_http(port))
+            async with session(tmp_path) as s:
+                await collect(s.run("Echo before."))
+                first.close()  # the server goes away...
+                second.enter_context(
+                    everything_over_http(port)
+                )  # ...and comes back, without our session
+                after = await collect(s.run("Echo after."))
+                status = (await run_command(s, "/mcp")).data[0]
+        server.assert_all_used()
+        bodies = server.requests
+    assert text_of(only_result(bodies[1])) == "Echo: before"
+    assert text_of(only_result(bodies[3])) == "Echo: after"
+    assert any("'ev' was reconnected" in e.message for e in after if isinstance(e, Notice))
+    assert status["restarts"] == 1 and status["state"] == "connected"

@@ -371,7 +371,8 @@ class Connection:
             while self._in_a_row < MAX_RESTARTS_IN_A_ROW:
                 delay = _BACKOFF[min(self._in_a_row, len(_BACKOFF) - 1)]
                 self._in_a_row += 1
-                attempt = f"restart {self._in_a_row} of at most {MAX_RESTARTS_IN_A_ROW} in a row"
+                noun = "restart" if self.launch is not None else "reconnect"
+                attempt = f"{noun} {self._in_a_row} of at most {MAX_RESTARTS_IN_A_ROW} in a row"
                 if delay:
                     await asyncio.sleep(delay)
                 started = time.perf_counter()
