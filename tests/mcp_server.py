@@ -78,6 +78,13 @@ def build(name: str = "fixture") -> MCPServer:
         return "\n".join(sorted(os.environ))
 
     @server.tool(annotations=READ_ONLY)
+    def client(ctx: Context) -> str:
+        """The name and version the client gave."""
+        params = ctx.session.client_params
+        info = params.client_info if params is not None else None
+        return f"{info.name} {info.version}" if info is not None else "anonymous"
+
+    @server.tool(annotations=READ_ONLY)
     def pid() -> str:
         """This server's process id."""
         return str(os.getpid())

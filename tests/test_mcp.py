@@ -14,6 +14,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +97,7 @@ async def test_text_image_error_and_hang_reach_the_model(
         ("mcp__fx__fail", {"reason": "no disk"}, "c3"),
         ("mcp__fx__hang", {}, "c4"),
         ("mcp__fx__resources", {}, "c5"),
+        ("mcp__fx__client", {}, "c6"),
     ]
     script = [reply(tool_calls=calls), reply(text="All five came back.")]
     with ScriptedServer(script) as server:
@@ -124,6 +126,7 @@ async def test_text_image_error_and_hang_reach_the_model(
     assert "application/octet-stream, 4 bytes" in resources[2]["text"]
     assert "not shown" in resources[2]["text"]
     assert resources[3]["text"] == "[resource link: big.csv <file:///big.csv>]"
+    assert text_of(results["c6"]) == f"mewcode {metadata.version('mewcode')}"  # who we said we are
     [done] = [e for e in events if isinstance(e, TurnDone)]
     assert done.reason != "error" and done.text == "All five came back."  # the turn went on
 
