@@ -23,7 +23,7 @@ import pytest
 from mewcode_kernel.core import AgentSession, open_session
 from mewcode_kernel.core.commands import run_command
 from mewcode_kernel.core.events import Notice, ToolFinished, TurnDone
-from mewcode_kernel.core.mcp import DEFAULT_CONNECT_TIMEOUT, McpToolset
+from mewcode_kernel.core.mcp import DEFAULT_CONNECT_TIMEOUT, McpToolset, stdio_launch
 from mewcode_kernel.testing import collect
 from mewcode_kernel.testing.wire import ScriptedServer, reply
 from tests._mcp import (
@@ -31,6 +31,7 @@ from tests._mcp import (
     fixture_entry,
     provider_yaml,
     servers_yaml,
+    time_server,
     wait_for_exit,
 )
 from tests.mcp_server import PIXEL, serve_http
@@ -465,3 +466,34 @@ async def test_a_lost_http_session_is_reconnected(tmp_path: Path) -> None:
     assert text_of(only_result(bodies[3])) == "Echo: after"
     assert any("'ev' was reconnected" in e.message for e in after if isinstance(e, Notice))
     assert status["restarts"] == 1 and status["state"] == "connected"
+
+
+async def test_a_json_rpc_error_becomes_a_tool_error(tmp_path: Path) -> None:
+    """mcp-server-time (PyPI) answers a call to a tool it does not have with a
+    JSON-RPC error, not an ``isError`` result: the model still gets one sentence."""
+    from mewcode_kernel.core.config import McpServerConfig
+    from mewcode_kernel.core.errors import ToolError
+    from mewcode_kernel.core.mcp.connection import Connection
+
+    entry = time_server()
+    config = McpServerConfig(
+        name="time", type="stdio", command=entry["command"], args=tuple(entry["args"])
+    )
+    conn = Connection(
+        config,
+        launch=stdio_launch(config, root=tmp_path, host_env=os.environ),
+        client_info=("mewcode", "test"),
+        connect_timeout=30,
+        call_timeout=30,
+        on_change=lambda *_: None,
+    )
+    await conn.connect()
+    try:
+        assert conn.state == "connected", conn.error
+        with pytest.raises(
+            ToolError, match=r"refused the call to gone: Unknown tool: gone \(error -32602\)"
+        ):
+            await conn.call("gone", {}, read_only=True, emit=lambda _: None)
+        assert conn.state == "connected"  # a refusal is not a lost server
+    finally:
+        await conn.close(asyncio.get_running_loop().time() + 5)
