@@ -85,6 +85,11 @@ def build(name: str = "fixture") -> MCPServer:
         return f"{info.name} {info.version}" if info is not None else "anonymous"
 
     @server.tool(annotations=READ_ONLY)
+    def big(lines: int) -> str:
+        """``lines`` numbered lines of text."""
+        return "".join(f"line {i:05d} of a long listing\n" for i in range(lines))
+
+    @server.tool(annotations=READ_ONLY)
     def pid() -> str:
         """This server's process id."""
         return str(os.getpid())

@@ -497,3 +497,21 @@ async def test_a_json_rpc_error_becomes_a_tool_error(tmp_path: Path) -> None:
         assert conn.state == "connected"  # a refusal is not a lost server
     finally:
         await conn.close(asyncio.get_running_loop().time() + 5)
+
+
+async def test_a_large_result_is_offloaded_like_any_tool_output(
+    tmp_path: Path, http_url: str
+) -> None:
+    script = [reply(tool_calls=[("mcp__fx__big", {"lines": 3000})]), reply(text="Long.")]
+    with ScriptedServer(script) as server:
+        project(tmp_path, server, {"fx": {"url": http_url}})
+        async with session(tmp_path) as s:
+            await collect(s.run("A long listing, please."))
+            session_dir = s.session_dir
+        preview = text_of(only_result(server.requests[1]))
+    assert session_dir is not None
+    [kept] = (session_dir / "tool-results").iterdir()
+    full = kept.read_text()
+    assert full.count("\n") == 3000 and "line 02999 of a long listing" in full
+    assert len(preview) < 5_000 and "tool-results" in preview
+    assert "line 00000" in preview and "line 02999" in preview  # head and tail

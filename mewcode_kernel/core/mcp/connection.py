@@ -137,6 +137,11 @@ class Connection:
         runner.task = asyncio.create_task(self._run(runner, ready), name=f"mcp:{self.name}")
         try:
             started = await asyncio.wait_for(asyncio.shield(ready), self.connect_timeout)
+        except asyncio.CancelledError:  # the turn was interrupted: the next call tries again
+            ready.cancel()
+            self._abandon(runner)
+            self._set("failed", "the start was interrupted")
+            raise
         except TimeoutError:
             ready.cancel()
             self._abandon(runner)
