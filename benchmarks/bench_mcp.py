@@ -34,20 +34,37 @@ REPO = Path(__file__).resolve().parents[1]
 SERVER = REPO / "tests" / "mcp_server.py"
 
 _START = r"""
-import asyncio, json, sys, time
+import asyncio, json, os, statistics, sys, time
 from pathlib import Path
-t0 = time.perf_counter()
 from mewcode_kernel.core import open_session
 
-async def main():
-    root = Path(sys.argv[1])
-    times = []
-    for _ in range(2):
+async def session(root):
+    start = time.perf_counter()
+    async with open_session(root, home=root / "home", env={}, project_trusted=lambda: True) as s:
+        took = time.perf_counter() - start
+        up = sum(st.state == "connected" for st in s.mcp.statuses()) if s.mcp else 0
+    return took, up
+
+async def sdk_alone(server):  # one server with the SDK alone: connect + list_tools
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+    with open(os.devnull, "w") as quiet:
+        params = StdioServerParameters(command=sys.executable, args=[server])
         start = time.perf_counter()
-        async with open_session(root, home=root / "home", env={}, project_trusted=lambda: True) as s:
-            times.append(time.perf_counter() - start)
-            up = sum(st.state == "connected" for st in s.mcp.statuses()) if s.mcp else 0
-    print(json.dumps({"cold": times[0], "warm": times[1], "connected": up}))
+        async with Client(stdio_client(params, errlog=quiet)) as client:
+            await client.list_tools()
+            return time.perf_counter() - start
+
+async def main():
+    root, server = Path(sys.argv[1]), sys.argv[2]
+    cold, up = await session(root)
+    warm, sdk = [], []
+    for _ in range(3):  # interleaved, so both see the same machine
+        warm.append((await session(root))[0])
+        if up:
+            sdk.append(await sdk_alone(server))
+    print(json.dumps({"cold": cold, "warm": statistics.median(warm), "connected": up,
+                      "sdk": statistics.median(sdk) if sdk else None}))
 
 asyncio.run(main())
 """
@@ -69,16 +86,16 @@ def _project(servers: int) -> Path:
 
 
 def bench_start(runs: int) -> None:
-    print(f"session start, seconds (median of {runs} fresh processes)")
+    print(f"session start, seconds (median of {runs} fresh processes; warm: median of 3 in each)")
     print(f"{'servers':>8} {'cold':>8} {'warm':>8} {'+cold':>8} {'+warm':>8}")
     base: dict[str, float] = {}
     one = 0.0
     for servers in (0, 1, 5):
         root = _project(servers)
-        cold, warm = [], []
+        cold, warm, sdk = [], [], []
         for _ in range(runs):
             out = subprocess.run(
-                [sys.executable, "-c", _START, str(root)],
+                [sys.executable, "-c", _START, str(root), str(SERVER)],
                 capture_output=True,
                 text=True,
                 check=True,
@@ -88,11 +105,13 @@ def bench_start(runs: int) -> None:
             assert row["connected"] == servers, row
             cold.append(row["cold"])
             warm.append(row["warm"])
+            if row["sdk"] is not None:
+                sdk.append(row["sdk"])
         c, w = statistics.median(cold), statistics.median(warm)
         if servers == 0:
             base = {"cold": c, "warm": w}
         if servers == 1:
-            one = w - base["warm"]
+            one, sdk_one = w - base["warm"], statistics.median(sdk)
         print(f"{servers:>8} {c:>8.2f} {w:>8.2f} {c - base['cold']:>8.2f} {w - base['warm']:>8.2f}")
     print(
         "(+: added by the servers. cold: a fresh process, importing the mcp SDK included; "
@@ -100,6 +119,7 @@ def bench_start(runs: int) -> None:
     )
     five = w - base["warm"]
     print(f"5 servers at once: {five:.2f} s = {five / (5 * one):.2f} x five one-server starts")
+    print(f"one server with the SDK alone (connect + list_tools, warm): {sdk_one:.2f} s")
 
 
 async def _calls(n: int, quiet: TextIO) -> tuple[list[float], list[float]]:
