@@ -42,7 +42,7 @@ def home(tmp_path_factory: pytest.TempPathFactory, http_url: str) -> Path:
     """The user's config: the fixture server over stdio and over HTTP."""
     home = tmp_path_factory.mktemp("home")
     (home / ".mewcode").mkdir()
-    servers = {"fx": fixture_entry(timeout=2), "web": {"url": http_url}}
+    servers = {"fx": fixture_entry(timeout=3), "web": {"url": http_url}}
     (home / ".mewcode" / "config.yaml").write_text(
         servers_yaml(servers, allow=["mcp__fx__*", "mcp__web__*", "mcp__everything__*"])
     )
@@ -59,7 +59,7 @@ def project(tmp_path_factory: pytest.TempPathFactory, server: ScriptedServer) ->
     (root / "docs").mkdir()
     (root / "docs" / "plan.txt").write_text("ship on Friday\n")
     servers: dict[str, dict[str, Any]] = {
-        "everything": {**node_server("mcp-server-everything", "stdio"), "timeout": 2},
+        "everything": {**node_server("mcp-server-everything", "stdio"), "timeout": 3},
         "fs": node_server("mcp-server-filesystem", str(root / "docs")),
         "time": time_server(),
     }
@@ -118,7 +118,7 @@ def test_a_cell_uses_text_image_error_and_hanging_tools(
     image = next(p for p in results["t2"]["content"] if p["type"] == "image")
     assert image["source"]["data"] == PIXEL  # the provider request carries the image
     assert results["t3"]["is_error"] and "failed on purpose: on purpose" in text(results["t3"])
-    assert results["t4"]["is_error"] and "timed out after 2 s" in text(results["t4"])
+    assert results["t4"]["is_error"] and "timed out after 3 s" in text(results["t4"])
     env = text(results["t5"]).split()
     assert "PATH" in env and "ANTHROPIC_API_KEY" not in env and "OPENAI_API_KEY" not in env
     assert all(secret not in json.dumps(script.received[-1].body) for secret in SECRETS.values())
@@ -147,7 +147,7 @@ def test_a_cell_uses_the_reference_servers(
     assert text(results["r1"]) == "Echo: hi"
     assert any(p["type"] == "image" and p["source"]["media_type"] == "image/png" for p in results["r2"]["content"])  # fmt: skip
     assert results["r3"]["is_error"] and "expected number" in text(results["r3"])
-    assert results["r4"]["is_error"] and "timed out after 2 s" in text(results["r4"])
+    assert results["r4"]["is_error"] and "timed out after 3 s" in text(results["r4"])
     assert text(results["r5"]) == "ship on Friday\n"
     assert '"timezone": "Asia/Tokyo"' in text(results["r6"]) and "21:00" in text(results["r6"])
     assert cell.markdown[-1] == "Done with the reference servers."

@@ -91,7 +91,7 @@ def text_of(result: dict[str, Any]) -> str:
 async def test_text_image_error_and_hang_reach_the_model(
     tmp_path: Path, transport: str, http_url: str
 ) -> None:
-    entry = fixture_entry(timeout=1) if transport == "stdio" else {"url": http_url, "timeout": 1}
+    entry = fixture_entry(timeout=2) if transport == "stdio" else {"url": http_url, "timeout": 2}
     calls = [
         ("mcp__fx__echo", {"text": "hello"}, "c1"),
         ("mcp__fx__pixel", {}, "c2"),
@@ -120,7 +120,7 @@ async def test_text_image_error_and_hang_reach_the_model(
     image = next(p for p in results["c2"]["content"] if p["type"] == "image")
     assert image["source"] == {"type": "base64", "media_type": "image/png", "data": PIXEL}
     assert results["c3"]["is_error"] and "failed on purpose: no disk" in text_of(results["c3"])
-    assert results["c4"]["is_error"] and "timed out after 1 s" in text_of(results["c4"])
+    assert results["c4"]["is_error"] and "timed out after 2 s" in text_of(results["c4"])
     resources = results["c5"]["content"]
     assert resources[0]["text"] == "[resource file:///notes.md (text/markdown)]\n# Notes\nhello"
     assert resources[1]["type"] == "image" and resources[1]["source"]["data"] == PIXEL
