@@ -39,7 +39,14 @@ if TYPE_CHECKING:
     from .tasks_view import TaskBoards
     from .turn import TurnOutcome
 
-__all__ = ["MAX_BACKGROUND", "AgentController", "controller_for", "run_cell", "wait_background"]
+__all__ = [
+    "MAX_BACKGROUND",
+    "AgentController",
+    "close_all",
+    "controller_for",
+    "run_cell",
+    "wait_background",
+]
 
 MAX_BACKGROUND = 4
 """How many ``--background`` turns run at once; more wait in a queue."""
@@ -74,9 +81,17 @@ async def wait_background(shell: Any = None) -> None:
     await controller_for(shell).wait_background()
 
 
+async def close_all() -> None:
+    """Close every controller's session (its MCP servers stop) and background
+    turns: the kernel calls it when it shuts down."""
+    await asyncio.gather(*(c.aclose() for c in list(_controllers.values())))
+
+
 class AgentController:
     """Runs the agent cells of one shell. The project root is ``MEWCODE_ROOT``
-    or the working directory when the controller was made (the extension load)."""
+    or the working directory when the controller was made (the extension load).
+    The session is entered when it is made (its MCP servers start) and closed
+    by ``aclose``; background turns use its MCP servers, not servers of their own."""
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell
@@ -115,7 +130,9 @@ class AgentController:
             return
         if self.session is not None and self.session.session_id is None:
             if _unavailable_reason(self.session) is not None:
-                self.session = None  # its config may have been fixed since: read it again
+                # its config may have been fixed since: read it again
+                stale, self.session = self.session, None
+                await stale.aclose()
         if self.session is None:
             # Importing the core and the provider SDK can take seconds on a cold
             # kernel: done off the loop so the "starting…" line keeps ticking,
@@ -123,7 +140,9 @@ class AgentController:
             from .warmup import finished
 
             await finished()
-            self._adopt(await asyncio.to_thread(self._open, tasks=self.tasks, foreground=True))
+            await self._adopt(
+                await asyncio.to_thread(self._open, tasks=self.tasks, foreground=True)
+            )
         session = await self._foreground_session(options)
         if call.command is not None:
             await self._run_command(session, call)
@@ -131,7 +150,7 @@ class AgentController:
             await self._run_turn(session, call, starting=starting, started_at=started_at)
 
     async def _foreground_session(self, options: AgentOptions) -> AgentSession:
-        session = self._session()
+        session = await self._session()
         if options.new or options.resume:
             self._previous_note = None
         if options.new:
@@ -149,16 +168,30 @@ class AgentController:
                 print(f"↪ resumed session {loaded.id} ({len(loaded.messages)} messages)")
         return session
 
-    def _session(self) -> AgentSession:
+    async def _session(self) -> AgentSession:
         if self.session is None:
-            self._adopt(self._open(tasks=self.tasks, foreground=True))
+            await self._adopt(self._open(tasks=self.tasks, foreground=True))
         assert self.session is not None
         return self.session
 
-    def _adopt(self, session: AgentSession) -> None:
-        """Make ``session`` the one consecutive cells continue."""
+    async def _adopt(self, session: AgentSession) -> None:
+        """Enter ``session`` (its MCP servers start) and make it the one
+        consecutive cells continue."""
+        try:
+            await session.__aenter__()
+        except BaseException:  # e.g. interrupted while its MCP servers start
+            await session.aclose()
+            raise
         self.session = session
         self.tasks.max_running = session.config.tasks.max_running
+
+    async def aclose(self) -> None:
+        """Stop the background turns, then close the session."""
+        if self._tasks is not None:
+            await self._tasks.aclose()
+        session, self.session = self.session, None
+        if session is not None:
+            await session.aclose()
 
     def _open(self, *, foreground: bool = False, **kwargs: Any) -> AgentSession:
         """A new session (``foreground``: the one cells continue; the first of
@@ -291,7 +324,7 @@ class AgentController:
 
     async def _start_background(self, call: AgentCall) -> None:
         options = call.options
-        base = self._session()
+        base = await self._session()
         if getattr(base.settings, "protocol", None) == "replay":
             raise AgentCellError(
                 "--background needs a live provider: the offline replay plays one recorded "
@@ -300,14 +333,17 @@ class AgentController:
         name = options.provider or (base.settings.name if base.settings else None)
         model = options.model if options.model or options.provider else base.provider.model
         session = self._open(
-            provider=name, model=model, mode=options.mode or base.mode, tasks=self.tasks
-        )
+            provider=name, model=model, mode=options.mode or base.mode, tasks=self.tasks,
+            mcp=base.mcp,
+        )  # fmt: skip
+        await session.__aenter__()
         if options.resume:
             from mewcode_kernel.core.errors import SessionError
 
             try:
                 await session.resume(options.resume, fork=options.fork)
             except SessionError as exc:
+                await session.aclose()
                 raise AgentCellError(f"cannot resume {options.resume!r}: {exc}") from None
         renderer, warning = self._attach_renderer(session, background=True)
         running = self.tasks.running

@@ -17,6 +17,9 @@ from . import __version__
 
 __all__ = ["MewcodeKernel"]
 
+SHUTDOWN_BUDGET = 8.0
+"""Seconds the sessions get to close at kernel shutdown (MCP servers stop within 5)."""
+
 BANNER = "MewCode (Python 3): a coding agent in your notebook. Start a cell with %%agent, or /help."
 
 
@@ -117,6 +120,28 @@ class MewcodeKernel(IPythonKernel):
         if header.get("msg_type") not in {"comm_open", "comm_msg", "comm_close"}:
             return None
         return dict(header)
+
+    async def do_shutdown(self, restart: bool) -> dict[str, Any]:
+        """Close the agent sessions first, so their MCP servers stop cleanly."""
+        await self._close_agents()
+        return super().do_shutdown(restart)
+
+    async def _close_agents(self) -> None:
+        # Shutdown requests are handled on the control thread; the sessions
+        # live on the shell's event loop, so they are closed there.
+        if self._interrupt is None:
+            return
+        from magics.controller import close_all
+
+        loop = self.io_loop.asyncio_loop
+        try:
+            if loop is asyncio.get_running_loop():
+                await asyncio.wait_for(close_all(), SHUTDOWN_BUDGET)
+            else:
+                future = asyncio.run_coroutine_threadsafe(close_all(), loop)
+                await asyncio.wait_for(asyncio.wrap_future(future), SHUTDOWN_BUDGET)
+        except Exception:  # shutting down regardless: a stuck close must not keep the kernel
+            self.log.exception("MewCode: closing the agent sessions at shutdown failed")
 
     @contextmanager
     def _cancel_on_sigint(self, future: asyncio.Future[Any]) -> Iterator[None]:

@@ -197,6 +197,35 @@ SCRIPTS: dict[str, list[WireStep]] = {
         ),
         reply(text="It is **Blue Heron**.", usage=usage(25, 2700, 0, 8)),
     ],
+    "mcp": [
+        reply(
+            text="Let me ask the inventory server.",
+            tool_calls=[
+                ("mcp__inventory__stock", {"item": "widget"}),
+                ("mcp__inventory__logo", {}),
+            ],
+            usage=usage(22, 0, 2900, 60),
+        ),
+        reply(
+            text=(
+                "We have **42 widgets** in stock, in aisle 3. The logo is a small, solid orange "
+                "square."
+            ),
+            usage=usage(180, 2900, 0, 30),
+        ),
+        reply(
+            tool_calls=[("mcp__inventory__restock", {"item": "gadget", "count": 10})],
+            usage=usage(30, 3080, 0, 40),
+        ),
+        reply(
+            text=(
+                "I could not place the order: restocking changes the inventory, so it needs your "
+                "approval, and nobody could give it in this run. Allow `mcp__inventory__restock` "
+                "(or approve the call in a live notebook) and ask again."
+            ),
+            usage=usage(70, 3110, 0, 50),
+        ),
+    ],
 }
 
 

@@ -1,6 +1,6 @@
+# ruff: noqa: F811  (the dirs fixture imported from tests._config is used as an argument)
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -12,19 +12,7 @@ from mewcode_kernel.core.config import (
     load_config,
 )
 from mewcode_kernel.core.errors import ConfigError
-
-
-@pytest.fixture
-def dirs(tmp_path: Path) -> tuple[Path, Path]:
-    root, home = tmp_path / "project", tmp_path / "home"
-    root.mkdir()
-    (home / ".mewcode").mkdir(parents=True)
-    return root, home
-
-
-def write(path: Path, text: str) -> Path:
-    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    return path
+from tests._config import dirs, write  # noqa: F401
 
 
 def user_file(home: Path, text: str) -> Path:

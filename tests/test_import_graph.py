@@ -37,7 +37,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"config", "fs", "prompt", "conversation", "sandbox", "trust"}),
     frozenset({"providers"}),
     frozenset({"tools"}),
-    frozenset({"permission"}),
+    frozenset({"permission", "mcp"}),
     frozenset({"context", "session", "skills", "tasks"}),
     frozenset({"agent"}),
     frozenset({"subagents"}),

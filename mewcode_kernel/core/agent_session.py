@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
@@ -34,6 +34,7 @@ from .conversation import Conversation
 from .errors import ConfigError
 from .events import AgentEvent, Notice, TurnDone
 from .lifecycle import Lifecycle, LifecycleDispatcher, NullDispatcher
+from .mcp import McpToolset
 from .messages import Message, scrub_surrogates
 from .permission import ApprovalHandler, AuditRecord, Mode, PermissionGate
 from .prompt import MemoryNote, MemoryStore, PromptAssembler
@@ -53,7 +54,7 @@ from .subagents import (
 )
 from .tasks import TaskManager
 from .tools import RunContext, ToolRegistry, builtin_tools
-from .trust import ProjectTrust, assess_project
+from .trust import TRUST_ENV, ProjectTrust, assess_project
 from .usage import Usage
 
 __all__ = ["AgentSession", "open_session"]
@@ -74,7 +75,10 @@ class AgentSession:
     gets what it lists). ``background_approval_handler`` answers the
     approvals of background subagents (``None``: the headless policy does).
     ``trust`` is the project's (default: assessed from ``home`` and ``env``); ``sandbox`` the
-    OS sandbox for commands (default: from ``config.sandbox``).
+    OS sandbox for commands (default: from ``config.sandbox``). ``mcp`` holds the
+    MCP servers, started when the session is entered and stopped when it
+    closes, unless ``owns_mcp`` is false (another session's servers, used
+    as they are).
     """
 
     def __init__(
@@ -96,8 +100,12 @@ class AgentSession:
         trust: ProjectTrust | None = None,
         sandbox: Sandbox | None = None,
         env: Mapping[str, str] | None = None,
+        mcp: McpToolset | None = None,
+        owns_mcp: bool = True,
     ) -> None:
         self.root = root
+        self.mcp = mcp
+        self._owns_mcp = owns_mcp
         self.config = config
         self.settings = settings
         self.state = ConversationState()
@@ -335,6 +343,8 @@ class AgentSession:
     async def _prepare(self, *, check_size: bool = True) -> AsyncIterator[AgentEvent]:
         """Before a turn: pending notices, the session on disk (and its
         ``SessionStart``), a resumed conversation compacted if too large."""
+        if self.mcp is not None and self._owns_mcp:
+            self._pending_notices += self.mcp.drain_notices()
         for notice in self._pending_notices:
             yield notice
         self._pending_notices.clear()
@@ -515,7 +525,10 @@ class AgentSession:
             self._writer = None
 
     async def __aenter__(self) -> AgentSession:
+        if self.mcp is not None:
+            await self.tools.add_toolset(self.mcp if self._owns_mcp else self.mcp.shared())
         await self.agent.tools.__aenter__()
+        self.tools.refresh()  # the servers' tools, for commands run before the first turn
         return self
 
     async def __aexit__(
@@ -557,8 +570,16 @@ def open_session(
     env: dict[str, str] | None = None,
     hooks: LifecycleDispatcher | None = None,
     tasks: TaskManager | None = None,
+    mcp: McpToolset | None = None,
+    project_trusted: Callable[[], bool] | None = None,
 ) -> AgentSession:
     """An ``AgentSession`` for the project at ``root`` with the configured provider.
+
+    MCP servers from the config start when the session is entered (``async
+    with``); ``mcp`` instead shares another session's servers.
+    ``project_trusted`` decides whether the project's own servers may start
+    (default: the project's trust, ``session.safety.trust``); stdio servers
+    run in the session's OS sandbox.
 
     Raises ``ConfigError`` when the selected provider cannot be used (unknown
     name, missing variable); problems in config files become warnings.
@@ -568,7 +589,8 @@ def open_session(
     config = load_config(root_path, home=home, env=env, trust=trust)
     settings = config.select_provider(provider, model)
     built = build_provider(settings, record_to=record_to, replay_from=replay_from)
-    return AgentSession(
+    servers = mcp or _mcp_servers(root_path, config, env, project_trusted)
+    session = AgentSession(
         root_path,
         config=config,
         provider=built,
@@ -582,4 +604,33 @@ def open_session(
         tasks=tasks,
         trust=trust,
         env=env,
+        mcp=servers,
+        owns_mcp=mcp is None,
+    )
+    if mcp is None and servers is not None:
+        # this session's servers: confined by its sandbox, trusted with its project
+        servers.sandbox_wrap = session.safety.sandbox.wrap
+        if project_trusted is None:
+            # read at each start: a /trust given later, or MEWCODE_TRUST_PROJECT set
+            # in the notebook after the session opened, counts
+            servers.project_trusted = lambda: (
+                session.safety.trust.trusted or os.environ.get(TRUST_ENV, "").strip() == "1"
+            )
+    return session
+
+
+def _mcp_servers(
+    root: Path,
+    config: ResolvedConfig,
+    env: Mapping[str, str] | None,
+    project_trusted: Callable[[], bool] | None,
+) -> McpToolset | None:
+    if not config.mcp_servers:
+        return None
+    return McpToolset(
+        config.mcp_servers,
+        root=root,
+        env=os.environ if env is None else env,
+        allowlist=config.mcp_env_allowlist,
+        project_trusted=project_trusted,
     )

@@ -26,7 +26,7 @@ PROVIDER_ENV_VARS: tuple[str, ...] = (
     "ANTHROPIC_AUTH_TOKEN",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
-    # MewCode's settings: provider choice, approvals, root, recording, renderer
+    # MewCode's settings: provider choice, approvals, root, recording, renderer, trust
     "MEWCODE_PROVIDER",
     "MEWCODE_MODEL",
     "MEWCODE_HEADLESS_APPROVAL",

@@ -171,6 +171,7 @@ def _show_model(session: AgentSession) -> CommandResult:
 
 @command("tools", help="List the tools and which ones the model is offered now.")
 async def tools_command(session: AgentSession, args: str) -> CommandResult:
+    session.tools.refresh()  # between turns: the list the next turn starts with
     tools = list(session.tools)
     offered = {t.name for t in session.gate.offered_tools(tools)}
     lines = ["| tool | kind | offered | what it does |", "| --- | --- | --- | --- |"]

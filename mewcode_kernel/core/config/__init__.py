@@ -9,7 +9,7 @@ field. ``ResolvedConfig.select_provider()`` turns the result into the
 
 from __future__ import annotations
 
-from .loader import PROJECT_CONFIG, USER_CONFIG, load_config
+from .loader import MCP_JSON, PROJECT_CONFIG, USER_CONFIG, load_config
 from .providers import (
     DEFAULT_ANTHROPIC_MODEL,
     DEFAULT_OPENAI_MODEL,
@@ -21,6 +21,7 @@ from .providers import (
 from .resolved import (
     ConfiguredProvider,
     ConfiguredRule,
+    McpScope,
     McpServerConfig,
     ResolvedConfig,
     SandboxSettings,
@@ -31,11 +32,13 @@ from .resolved import (
 __all__ = [
     "DEFAULT_ANTHROPIC_MODEL",
     "DEFAULT_OPENAI_MODEL",
+    "MCP_JSON",
     "PROJECT_CONFIG",
     "REPLAY_PROVIDER",
     "USER_CONFIG",
     "ConfiguredProvider",
     "ConfiguredRule",
+    "McpScope",
     "McpServerConfig",
     "ProviderSettings",
     "ResolvedConfig",

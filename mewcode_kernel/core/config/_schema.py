@@ -102,27 +102,53 @@ class SandboxSection(_Section):
 
 
 class McpServerEntry(_Section):
-    """``mcp_servers.<name>``: shape checked lightly; ``type`` is inferred
-    from ``command`` (stdio) or ``url`` (http) when left out. Numbers in
-    ``args``/``env``/``headers`` are taken as strings (``PORT: 8080``)."""
+    """``mcp_servers.<name>`` (or an entry of ``.mcp.json``): one MCP server.
+
+    ``type`` is ``stdio`` or ``http`` (``streamable-http`` is read as
+    ``http``); when left out it is ``stdio`` if ``command`` is given, ``http``
+    if ``url`` is, and the entry is rejected otherwise. Numbers in
+    ``args``/``env``/``headers`` are taken as strings (``PORT: 8080``).
+    ``timeout`` bounds one tool call, ``connect_timeout`` the connection and
+    the first tool listing (seconds)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
-    type: Literal["stdio", "http"] | None = None
+    type: Literal["stdio", "http", "streamable-http"] | None = None
     command: str | None = None
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict, repr=False)
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict, repr=False)
+    timeout: PositiveFloat | None = None
+    connect_timeout: PositiveFloat | None = None
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _no_args(cls, value: Any) -> Any:
+        return [] if value is None else value
+
+    @field_validator("env", "headers", mode="before")
+    @classmethod
+    def _no_mapping(cls, value: Any) -> Any:
+        return {} if value is None else value
 
     @model_validator(mode="after")
     def _transport_is_complete(self) -> McpServerEntry:
-        kind = self.type or ("http" if self.url and not self.command else "stdio")
+        kind = "http" if self.type == "streamable-http" else self.type
+        if kind is None:
+            if self.command:
+                kind = "stdio"
+            elif self.url:
+                kind = "http"
+            else:
+                raise ValueError(
+                    "missing type: set 'type' (stdio or http), or give 'command' (a stdio "
+                    "server) or 'url' (an http server)"
+                )
         if kind == "stdio" and not self.command:
             raise ValueError("a stdio server needs 'command'")
         if kind == "http" and not self.url:
             raise ValueError("an http server needs 'url'")
-        if self.type is None:
-            object.__setattr__(self, "type", kind)
+        object.__setattr__(self, "type", kind)
         return self
 
 
@@ -138,6 +164,7 @@ class ConfigFile(_Section):
     tasks: TasksSection = Field(default_factory=TasksSection)
     subagents: SubagentsSection = Field(default_factory=SubagentsSection)
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
+    mcp_env_allowlist: list[str] = Field(default_factory=list)
 
     @field_validator(
         "providers", "mcp_servers", "permissions", "tasks", "subagents", "sandbox", mode="before"
@@ -145,3 +172,10 @@ class ConfigFile(_Section):
     @classmethod
     def _null_is_empty(cls, value: Any) -> Any:
         return {} if value is None else value
+
+    @field_validator("mcp_env_allowlist", mode="before")
+    @classmethod
+    def _one_name_is_a_list(cls, value: Any) -> Any:
+        if value is None:
+            return []
+        return [value] if isinstance(value, str) else value

@@ -8,8 +8,14 @@ Layering rules (user first, then project on top):
   the user's key: when the project entry changes ``protocol`` or ``base_url``
   and does not set ``api_key`` itself, the user's ``api_key`` is not
   inherited (it would otherwise be sent to an endpoint it was not meant for).
-* ``mcp_servers``: a project entry replaces the user entry of the same name
-  whole (command, args and env belong together).
+* ``mcp_servers``: read from the user file, then ``.mcp.json`` at the root,
+  then the project file; a later entry replaces an earlier one of the same
+  name whole (command, args and env belong together). ``${VAR}`` and
+  ``${VAR:-default}`` are expanded in ``env`` and ``headers`` values only,
+  per file before merging; an unset variable becomes ``""`` and is listed in
+  the server's ``unset_vars``. A project entry that replaces a user entry
+  keeps it as ``shadows`` (used while the project is not trusted). ``mcp_env_allowlist`` is read from the user
+  file only (a project cannot widen what reaches the user's servers).
 * ``permissions``: both files' rules are kept, user rules first; each rule
   remembers its file and line.
 
@@ -27,6 +33,7 @@ named in ``warnings``); deny and ask rules apply.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -38,10 +45,13 @@ from ..errors import ConfigError
 from ..trust import ProjectTrust
 from ._expand import expand_vars
 from ._layer import Layer, load_layer
+from ._mcp_json import MCP_JSON, McpJson, load_mcp_json
+from ._schema import McpServerEntry
 from .providers import ENV_API_KEY, ENV_BASE_URL, default_model
 from .resolved import (
     ConfiguredProvider,
     ConfiguredRule,
+    McpScope,
     McpServerConfig,
     ResolvedConfig,
     SandboxSettings,
@@ -49,7 +59,7 @@ from .resolved import (
     TaskSettings,
 )
 
-__all__ = ["PROJECT_CONFIG", "USER_CONFIG", "load_config"]
+__all__ = ["MCP_JSON", "PROJECT_CONFIG", "USER_CONFIG", "load_config"]
 
 PROJECT_CONFIG = ".mewcode.yaml"
 USER_CONFIG = Path(".mewcode") / "config.yaml"
@@ -78,7 +88,8 @@ def load_config(
             home = Path.home()
         except RuntimeError:
             home = None
-    paths = ([home / USER_CONFIG] if home is not None else []) + [root / PROJECT_CONFIG]
+    user_path = home / USER_CONFIG if home is not None else None
+    paths = ([user_path] if user_path is not None else []) + [root / PROJECT_CONFIG]
     layers: list[Layer] = []
     warnings: list[ConfigError] = []
     unreadable: list[str] = []
@@ -91,6 +102,8 @@ def load_config(
             unreadable.append(str(path))
     project = root / PROJECT_CONFIG
     untrusted = trust if trust is not None and not trust.trusted else None
+    mcp_json, problems = load_mcp_json(root / MCP_JSON)
+    warnings += problems
 
     providers, invalid = _merge_providers(layers, env, project, untrusted)
     for layer in layers:
@@ -127,7 +140,8 @@ def load_config(
             for r in _rules(layer)
             if not (untrusted and layer.path == project and r.action == "allow")
         ),
-        mcp_servers=_merge_servers(layers),
+        mcp_servers=_merge_servers(layers, mcp_json, user_path, env),
+        mcp_env_allowlist=_allowlist(layers, user_path, warnings),
         tasks=TaskSettings(**_merged(layers, "tasks")),
         subagents=SubagentSettings(**_merged(layers, "subagents")),
         sandbox=_merge_sandbox(layers, root, project, untrusted),
@@ -338,19 +352,85 @@ def _rules(layer: Layer) -> list[ConfiguredRule]:
     ]
 
 
-def _merge_servers(layers: list[Layer]) -> dict[str, McpServerConfig]:
-    out: dict[str, McpServerConfig] = {}
+def _merge_servers(
+    layers: list[Layer], mcp_json: McpJson | None, user_path: Path | None, env: Mapping[str, str]
+) -> dict[str, McpServerConfig]:
+    """User file, then ``.mcp.json``, then the project file; a later entry of a
+    name replaces the earlier one whole."""
+    sources: list[tuple[McpScope, str, dict[str, McpServerEntry], dict[str, int | None]]] = []
     for layer in layers:
-        for name, entry in layer.file.mcp_servers.items():
-            out[name] = McpServerConfig(
-                name=name,
-                type=entry.type or "stdio",
-                command=entry.command,
-                args=tuple(entry.args),
-                env=dict(entry.env),
-                url=entry.url,
-                headers=dict(entry.headers),
-                source=str(layer.path),
-                line=layer.line_of(("mcp_servers", name)),
-            )
+        entries = layer.file.mcp_servers
+        lines = {name: layer.line_of(("mcp_servers", name)) for name in entries}
+        scope: McpScope = "user" if layer.path == user_path else "project"
+        sources.append((scope, str(layer.path), entries, lines))
+    if mcp_json is not None:
+        # between the user file and the project's own file: .mewcode.yaml has the last word
+        at = 1 if sources and sources[0][0] == "user" else 0
+        sources.insert(at, ("project", str(mcp_json.path), mcp_json.servers, mcp_json.lines))
+    out: dict[str, McpServerConfig] = {}
+    for scope, source, entries, lines in sources:
+        for name, entry in entries.items():
+            earlier = out.pop(name, None)  # a replaced entry moves to its new file's place
+            server = _server(name, entry, scope, source, lines.get(name), env)
+            if earlier is not None and scope == "project":
+                shadows = earlier if earlier.scope == "user" else earlier.shadows
+                server = dataclasses.replace(server, shadows=shadows)
+            out[name] = server
     return out
+
+
+def _server(
+    name: str,
+    entry: McpServerEntry,
+    scope: McpScope,
+    source: str,
+    line: int | None,
+    env: Mapping[str, str],
+) -> McpServerConfig:
+    unset: list[str] = []
+
+    def expand(values: Mapping[str, str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for key, raw in values.items():
+            value, missing = expand_vars(raw, env)
+            unset.extend(m for m in missing if m not in unset)
+            out[key] = value
+        return out
+
+    return McpServerConfig(
+        name=name,
+        type="http" if entry.type == "http" else "stdio",
+        command=entry.command,
+        args=tuple(entry.args),
+        env=expand(entry.env),
+        url=entry.url,
+        headers=expand(entry.headers),
+        timeout=entry.timeout,
+        connect_timeout=entry.connect_timeout,
+        scope=scope,
+        unset_vars=tuple(unset),
+        source=source,
+        line=line,
+    )
+
+
+def _allowlist(
+    layers: list[Layer], user_path: Path | None, warnings: list[ConfigError]
+) -> tuple[str, ...]:
+    names: list[str] = []
+    for layer in layers:
+        if "mcp_env_allowlist" not in layer.file.model_fields_set:
+            continue
+        if layer.path != user_path:
+            warnings.append(
+                ConfigError(
+                    "mcp_env_allowlist is read from ~/.mewcode/config.yaml only (a project "
+                    "cannot choose which of your variables reach MCP servers); it is ignored",
+                    path=str(layer.path),
+                    line=layer.line_of(("mcp_env_allowlist",)),
+                    field="mcp_env_allowlist",
+                )
+            )
+            continue
+        names += [n for n in layer.file.mcp_env_allowlist if n not in names]
+    return tuple(names)

@@ -22,9 +22,12 @@ from .providers import (
 __all__ = [
     "ConfiguredProvider",
     "ConfiguredRule",
+    "McpScope",
     "McpServerConfig",
     "ResolvedConfig",
     "SandboxSettings",
+    "SubagentSettings",
+    "TaskSettings",
 ]
 
 RuleAction = Literal["allow", "ask", "deny"]
@@ -67,10 +70,19 @@ class ConfiguredRule:
     line: int | None = None
 
 
+McpScope = Literal["user", "project"]
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class McpServerConfig:
-    """An ``mcp_servers`` entry, stored as written (``${VAR}`` in ``env`` and
-    ``headers`` is expanded by the MCP layer when it connects)."""
+    """An MCP server after layering. ``${VAR}`` in ``env`` and ``headers`` is
+    already expanded (per file, before merging); ``unset_vars`` names the
+    variables that were not set and became ``""``. ``scope`` says whether the
+    user (``~/.mewcode/config.yaml``) or the project (``.mewcode.yaml``,
+    ``.mcp.json``) defined it: project servers start only in a trusted
+    project. ``timeout`` / ``connect_timeout`` are ``None`` for the defaults.
+    ``shadows``: the user's entry of the same name that this project entry
+    replaced (what runs while the project is not trusted)."""
 
     name: str
     type: Literal["stdio", "http"]
@@ -79,8 +91,18 @@ class McpServerConfig:
     env: Mapping[str, str] = field(default_factory=dict, repr=False)
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    timeout: float | None = None
+    connect_timeout: float | None = None
+    scope: McpScope = "user"
+    unset_vars: tuple[str, ...] = ()
     source: str = ""
     line: int | None = None
+    shadows: McpServerConfig | None = None
+
+    @property
+    def origin(self) -> str:
+        """``file:line`` of the entry, for messages."""
+        return f"{self.source}:{self.line}" if self.line else self.source
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -137,6 +159,7 @@ class ResolvedConfig:
     tasks: TaskSettings = field(default_factory=lambda: TaskSettings())
     subagents: SubagentSettings = field(default_factory=lambda: SubagentSettings())
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    mcp_env_allowlist: tuple[str, ...] = ()
     warnings: list[ConfigError] = field(default_factory=list)
     #: files that exist but could not be used at all and may hold deny rules
     #: (the permission gate makes every call ask until they are fixed)

@@ -35,6 +35,11 @@ BASE_FLAGS: tuple[str, ...] = (
     "--unshare-uts",
     "--unshare-cgroup-try",
     "--die-with-parent",
+    # the confined process leads a session of its own: it cannot push input into
+    # the kernel's terminal (TIOCSTI), and killing the outer bwrap's process group
+    # (how the MCP SDK stops a server) never waits on processes inside the
+    # namespace, which --die-with-parent ends with it
+    "--new-session",
     "--cap-drop",
     "ALL",
 )

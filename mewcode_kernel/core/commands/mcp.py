@@ -1,0 +1,119 @@
+"""``/mcp``: the session's MCP servers and their state; ``/mcp reconnect NAME``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..mcp import TRUST_ENV, ServerStatus
+from .registry import CommandResult, command
+
+if TYPE_CHECKING:
+    from ..agent_session import AgentSession
+
+_USAGE = "Usage: `/mcp` (list the servers) or `/mcp reconnect NAME`."
+
+
+def _fail(message: str) -> CommandResult:
+    return CommandResult(markdown=message, error=True)
+
+
+@command(
+    "mcp", help="List the MCP servers with their state; reconnect one.", usage="[reconnect NAME]"
+)
+async def mcp_command(session: AgentSession, args: str) -> CommandResult:
+    words = args.split()
+    mcp = session.mcp
+    if mcp is None:
+        if words:
+            return _fail("No MCP servers are configured, so there is nothing to reconnect.")
+        return CommandResult(
+            markdown="No MCP servers are configured. Add them under `mcp_servers:` in "
+            "`.mewcode.yaml` or `~/.mewcode/config.yaml`, or in `.mcp.json`.",
+            data=[],
+        )
+    if not words:
+        return _table(session, mcp.statuses())
+    if words[0] != "reconnect" or len(words) != 2:
+        return _fail(_USAGE)
+    name = words[1]
+    try:
+        status = await mcp.reconnect(name)
+    except KeyError:
+        known = ", ".join(f"`{s.name}`" for s in mcp.statuses())
+        return _fail(f"There is no MCP server named `{name}`. Configured: {known}.")
+    if status.state == "connected":
+        return CommandResult(
+            markdown=f"Reconnected `{name}`: {status.tools} tool(s); they are offered from "
+            "the next turn.",
+            data=_row(status),
+        )
+    if status.state == "untrusted":
+        return _fail(
+            f"`{name}` is defined by this project, which is not trusted: trust the project "
+            f"first ({TRUST_ENV}=1 for headless runs)."
+        )
+    return _fail(f"`{name}` could not be connected: {status.error}")
+
+
+def _table(session: AgentSession, statuses: list[ServerStatus]) -> CommandResult:
+    lines = [
+        "| server | state | tools | restarts | transport | defined in | log |",
+        "| --- | --- | ---: | ---: | --- | --- | --- |",
+    ]
+    for s in statuses:
+        log = f"`{_relative(s.log, session.root)}`" if s.log is not None else "—"
+        lines.append(
+            f"| `{s.name}` | {_cell(_state(s))} | {s.tools} | {s.restarts} | {s.transport} "
+            f"| {_cell(_where(s, session.root))} | {log} |"
+        )
+    lines.append(
+        "\n`/mcp reconnect NAME` connects a server again; its tools are offered from the next turn."
+    )
+    return CommandResult(markdown="\n".join(lines), data=[_row(s) for s in statuses])
+
+
+def _state(s: ServerStatus) -> str:
+    if s.state == "connected":
+        return "connected" + (f" ({s.server_info})" if s.server_info else "")
+    if s.state == "untrusted":
+        return f"not started: the project is not trusted ({TRUST_ENV}=1 for headless runs)"
+    if s.state == "lost":
+        return f"stopped ({s.error}); restarted on the next call"
+    if s.error:
+        return f"{s.state}: {s.error}"
+    return s.state
+
+
+def _row(s: ServerStatus) -> dict[str, object]:
+    return {
+        "name": s.name,
+        "state": s.state,
+        "error": s.error,
+        "tools": s.tools,
+        "restarts": s.restarts,
+        "transport": s.transport,
+        "scope": s.scope,
+        "log": str(s.log) if s.log is not None else None,
+    }
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def _where(s: ServerStatus, root: Path) -> str:
+    if not s.source:
+        return "—"
+    path = Path(s.source)
+    shown = _relative(path, root)
+    if shown == str(path) and path.is_relative_to(Path.home()):
+        shown = "~/" + str(path.relative_to(Path.home()))
+    return f"{shown}:{s.line}" if s.line else shown
+
+
+def _cell(text: object) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
