@@ -40,8 +40,8 @@ async def hooks_command(session: AgentSession, args: str) -> CommandResult:
         lines.append("No hook rules are in use.")
     else:
         lines.append(_NONE)
-    extra = [f"- skipped: {_cell(p)}" for p in engine.problems()]
-    extra += [f"- not used: {_cell(w)}" for w in engine.hooks.waiting]
+    extra = [f"- skipped: {_line(p)}" for p in engine.problems()]
+    extra += [f"- not used: {_line(w)}" for w in engine.hooks.waiting]
     if extra:
         lines += ["", *extra]
     if word == "reload":
@@ -89,3 +89,7 @@ def _where(path: Path, root: Path) -> str:
 def _cell(text: object) -> str:
     shown = " ".join(str(text).split()).replace("|", "\\|")
     return shown if len(shown) <= 120 else shown[:119] + "…"
+
+
+def _line(text: str) -> str:
+    return " ".join(text.split())

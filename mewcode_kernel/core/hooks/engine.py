@@ -234,9 +234,17 @@ class HookEngine:
         if tool is not None and tool.aliases:
             view["tool_name"] = sorted(tool.aliases)[0]
         args = payload.get("tool_input")
+        path = ""
         if isinstance(args, Mapping) and isinstance(args.get("path"), str):
+            path = str(self.root / args["path"])
             if "file_path" not in args:
-                view["tool_input"] = {**args, "file_path": str(self.root / args["path"])}
+                view["tool_input"] = {**args, "file_path": path}
+        if "tool_response" in payload:
+            # Claude Code's hooks read the response as an object
+            text = str(payload.get("tool_response") or "")
+            response: dict[str, Any] = {"success": not payload.get("is_error"), "output": text}
+            response["stdout" if not path else "filePath"] = text if not path else path
+            view["tool_response"] = response
         return view
 
     def _input_back(
