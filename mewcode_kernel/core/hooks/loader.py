@@ -26,7 +26,7 @@ import yaml
 
 from ..trust import TRUST_ENV, assess_project, hook_items
 from .claude import claude_rules
-from .rules import HookRule, RuleError, RuleProblem, Scope, compile_rule, rule_label
+from .rules import FILE, HookRule, RuleError, RuleProblem, Scope, compile_rule, rule_label
 
 __all__ = ["HookSet", "load_hooks"]
 
@@ -63,13 +63,13 @@ def _read(path: Path, shown: str, out: HookSet) -> tuple[bool, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        out.problems.append(RuleProblem(file=shown, rule="(file)", reason=f"cannot be read: {exc}"))
+        out.problems.append(RuleProblem(file=shown, rule=FILE, reason=f"cannot be read: {exc}"))
         return False, None
     try:
         return True, _parse(path, text)
     except (ValueError, yaml.YAMLError) as exc:
         reason = f"is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}"
-        out.problems.append(RuleProblem(file=shown, rule="(file)", reason=" ".join(reason.split())))
+        out.problems.append(RuleProblem(file=shown, rule=FILE, reason=" ".join(reason.split())))
         return False, None
 
 
@@ -79,7 +79,7 @@ def _mewcode_rules(data: Any, shown: str, path: Path, scope: Scope, out: HookSet
     entries = data.get("hooks") if isinstance(data, Mapping) else None
     if not isinstance(entries, list):
         out.problems.append(
-            RuleProblem(file=shown, rule="(file)", reason="needs a top-level 'hooks:' list")
+            RuleProblem(file=shown, rule=FILE, reason="needs a top-level 'hooks:' list")
         )
         return
     for i, entry in enumerate(entries, 1):

@@ -33,6 +33,8 @@ __all__ = [
 ]
 
 DEFAULT_TIMEOUT = 30.0
+#: The ``rule`` of a problem with a whole file.
+FILE = "(file)"
 Scope = Literal["project", "user"]
 ActionType = Literal["shell", "prompt", "http", "subagent"]
 _DURATION = re.compile(r"(\d+(?:\.\d+)?|\.\d+)(ns|us|µs|ms|s|m|h)")
@@ -52,6 +54,8 @@ class RuleProblem:
     reason: str
 
     def __str__(self) -> str:
+        if self.rule == FILE:
+            return f"{self.file} {self.reason}; its hooks were skipped"
         return f"{self.file}: hook {self.rule}: {self.reason}; skipped"
 
 
@@ -222,7 +226,7 @@ def _shown_match(spec: Mapping[str, Any]) -> str:
     if kind == "not":
         inner = spec.get("inner")
         return "not " + (_shown_match(inner) if isinstance(inner, Mapping) else repr(inner))
-    return f"{kind} {spec.get('value')!r}"
+    return f"{kind} `{spec.get('value')}`"
 
 
 def _condition(spec: Any) -> Condition | None:
