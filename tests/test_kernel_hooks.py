@@ -412,8 +412,9 @@ def test_async_hooks_run_detached_and_only_once_resets(
         "first-message", "PreUserMessage", LOG, "    only_once: true\n"
     )
     use_hooks(kernel, home, rules)
-    script.add(reply(text="One."), reply(text="Two."), reply(text="Three."))
+    script.add(reply(text="One."), reply(text="Two."), reply(text="Three."), reply(text="Four."))
     cell = kernel.ok("%%agent\nSay one.")
+    session_id = cell.provenance[-1]["session_id"]
     assert "⚓ hook later · Stop · started" in cell.stdout
     assert not (out / "async.json").exists()  # the cell did not wait for it
     kernel.ok("%%agent\nSay two.")
@@ -425,6 +426,25 @@ def test_async_hooks_run_detached_and_only_once_resets(
     kernel.ok("%agent /clear")
     kernel.ok("%%agent\nSay three.")
     assert len(logged(out)) == 2  # and once again after /clear
+    kernel.ok(f"%%agent --resume {session_id}\nSay four.")
+    assert len(logged(out)) == 3  # and after /resume
+
+
+def test_subagents_share_the_parents_hooks(
+    kernel: Kernel, home: Path, out: Path, script: ScriptedServer
+) -> None:
+    use_hooks(kernel, home, shell_rule("log", "PreToolUse", LOG))
+    explore = {"description": "look", "prompt": "Find the notes.", "subagent_type": "Explore"}
+    script.add(
+        reply(tool_calls=[("Agent", explore, "a1")]),
+        reply(tool_calls=[("glob", {"pattern": "*.txt"}, "g1")]),  # the subagent
+        reply(text="notes.txt"),  # the subagent's answer
+        reply(text="The notes are in notes.txt."),
+    )
+    kernel.ok("%%agent\nWhere are the notes?")
+    calls = [(p["tool_name"], p["tool_use_id"]) for p in logged(out)]
+    assert calls == [("Agent", "a1"), ("glob", "g1")]
+    assert len({p["session_id"] for p in logged(out)}) == 1
 
 
 # --- Claude Code's format --------------------------------------------------------------------
@@ -577,8 +597,11 @@ def test_async_hooks_are_cancelled_at_shutdown(
         anthropic_openai_config(server.base_url, server.openai_base_url)
     )
     linger = 'touch "$MEWCODE_PROJECT_DIR/started"; sleep 5; touch "$MEWCODE_PROJECT_DIR/lingered"'
+    ended = 'cat > "$MEWCODE_PROJECT_DIR/ended.json"'
     (home / ".mewcode" / "hooks.yaml").write_text(
-        "hooks:\n" + shell_rule("linger", "Stop", linger, "    async: true\n    timeout: 10m\n")
+        "hooks:\n"
+        + shell_rule("linger", "Stop", linger, "    async: true\n    timeout: 10m\n")
+        + shell_rule("ended", "SessionEnd", ended)
     )
     server.add(reply(text="Done."))
     k = Kernel(root, kernel_env(home))
@@ -593,4 +616,5 @@ def test_async_hooks_are_cancelled_at_shutdown(
         k.km.shutdown_kernel(now=False)  # a shutdown request: the kernel closes its sessions
     time.sleep(8)  # longer than the hook would have slept
     assert not (root / "lingered").exists()
+    assert json.loads((root / "ended.json").read_text())["reason"] == "exit"
     assert server.remaining == 0
