@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -301,3 +303,44 @@ async def test_the_session_reports_the_sandbox(project: Path) -> None:
     assert "**active**" in shown.markdown and SUPPORT.version in shown.markdown
     assert str(project / "secrets") in shown.markdown
     assert "| network | off |" in shown.markdown
+
+
+@needs_bwrap
+def test_a_program_named_under_tmp_runs_read_only_and_its_neighbours_stay_private(
+    project: Path,
+) -> None:
+    # A stdio MCP server or hook whose interpreter and script live in a clone
+    # under /tmp: the sandbox's own /tmp would hide them, so the paths the
+    # command line names are shown read-only, and nothing else of /tmp.
+    import subprocess
+    import sys
+
+    where = Path(tempfile.mkdtemp(prefix="mewcode-clone-", dir="/tmp"))
+    try:
+        script = where / "server.py"
+        script.write_text(
+            "import os, sys\n"
+            f"print(os.path.exists({str(where / 'neighbour.txt')!r}))\n"
+            "try:\n"
+            f"    open({str(script)!r}, 'a').write('x')\n"
+            "except OSError as e:\n"
+            "    print(type(e).__name__)\n"
+            "print(sys.prefix)\n"
+        )
+        (where / "neighbour.txt").write_text("private\n")
+        box = Sandbox(project, SandboxSettings(), support=SUPPORT)
+        argv = box.wrap([sys.executable, str(script)])
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines() == ["False", "OSError", sys.prefix]
+        assert script.read_text().endswith("sys.prefix)\n")  # not appended to
+        # a bash -c string names no path: /tmp stays the sandbox's own
+        listed = subprocess.run(
+            box.wrap(["bash", "-c", f"ls {where} 2>&1; echo end"]),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert "server.py" not in listed.stdout and "end" in listed.stdout
+    finally:
+        shutil.rmtree(where, ignore_errors=True)

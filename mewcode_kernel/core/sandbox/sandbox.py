@@ -9,7 +9,9 @@ read when a process starts, so a rule added during the session counts).
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -122,7 +124,11 @@ class Sandbox:
             return list(argv)
         assert self.support.bwrap is not None
         where = os.path.realpath(cwd) if cwd is not None else self.root
-        return bwrap_argv(self.support.bwrap, self.policy(), argv, cwd=where)
+        policy = self.policy()
+        shown = _named_temp_paths(argv, policy)
+        if shown:
+            policy = dataclasses.replace(policy, readonly=(*policy.readonly, *shown))
+        return bwrap_argv(self.support.bwrap, policy, argv, cwd=where)
 
     def notice(self) -> str | None:
         """Once per session: why commands run unsandboxed (``None`` otherwise,
@@ -157,3 +163,25 @@ class Sandbox:
             "hidden": list(policy.hidden),
             "ignored": list(self.settings.ignored),
         }
+
+
+def _named_temp_paths(argv: Sequence[str], policy: SandboxPolicy) -> tuple[str, ...]:
+    """Paths under a private temp dir that a command cannot start without:
+    this interpreter's environment (a venv made in /tmp) and the absolute paths
+    its command line names (an MCP server's program and script). They are shown
+    read-only; a ``bash -c`` string names nothing here, and hidden paths are
+    bound after these, so a deny rule still wins."""
+    temps = [t.rstrip("/") + "/" for t in policy.temp_dirs]
+    writable = [w.rstrip("/") + "/" for w in policy.writable]
+    wanted = [sys.prefix, sys.base_prefix]
+    for arg in argv:
+        if os.path.isabs(arg) and os.path.lexists(arg):
+            wanted += [arg, os.path.realpath(arg)]
+    out: list[str] = []
+    for path in dict.fromkeys(os.path.normpath(p) for p in wanted):
+        inside = path + "/"
+        if any(inside.startswith(t) for t in temps) and not any(
+            inside.startswith(w) for w in writable
+        ):
+            out.append(path)
+    return tuple(out)
