@@ -127,7 +127,7 @@ class Sandbox:
         policy = self.policy()
         shown = _named_temp_paths(argv, policy)
         if shown:
-            policy = dataclasses.replace(policy, readonly=(*policy.readonly, *shown))
+            policy = dataclasses.replace(policy, shown=shown)
         return bwrap_argv(self.support.bwrap, policy, argv, cwd=where)
 
     def notice(self) -> str | None:
@@ -166,22 +166,23 @@ class Sandbox:
 
 
 def _named_temp_paths(argv: Sequence[str], policy: SandboxPolicy) -> tuple[str, ...]:
-    """Paths under a private temp dir that a command cannot start without:
-    this interpreter's environment (a venv made in /tmp) and the absolute paths
-    its command line names (an MCP server's program and script). They are shown
-    read-only; a ``bash -c`` string names nothing here, and hidden paths are
-    bound after these, so a deny rule still wins."""
-    temps = [t.rstrip("/") + "/" for t in policy.temp_dirs]
-    writable = [w.rstrip("/") + "/" for w in policy.writable]
+    """What under a private temp dir a command cannot start without: this
+    interpreter's environment (a venv made in a clone under /tmp) and the
+    absolute paths its command line names (an MCP server's program and
+    script). Each is shown read-only as the whole top folder holding it in the
+    temp dir (a script imports its neighbours; node looks for node_modules up
+    the tree). A ``bash -c`` string names nothing here, so commands keep a
+    private /tmp; hidden paths are bound last, so a deny rule still wins."""
+    temps = [t.rstrip("/") for t in policy.temp_dirs]
     wanted = [sys.prefix, sys.base_prefix]
     for arg in argv:
         if os.path.isabs(arg) and os.path.lexists(arg):
             wanted += [arg, os.path.realpath(arg)]
     out: list[str] = []
-    for path in dict.fromkeys(os.path.normpath(p) for p in wanted):
-        inside = path + "/"
-        if any(inside.startswith(t) for t in temps) and not any(
-            inside.startswith(w) for w in writable
-        ):
-            out.append(path)
-    return tuple(out)
+    for path in wanted:
+        path = os.path.normpath(path)
+        for temp in temps:
+            if path.startswith(temp + "/"):
+                top = path[len(temp) + 1 :].split("/", 1)[0]
+                out.append(f"{temp}/{top}")
+    return tuple(dict.fromkeys(out))
