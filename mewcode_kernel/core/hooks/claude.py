@@ -79,11 +79,13 @@ def claude_rules(
                 problems.append(RuleProblem(file=file, rule=label, reason=str(exc)))
                 continue
             for h, entry in enumerate(commands, 1):
-                name = f"{file}:{event}[{g}.{h}]"
+                where = f"{event}[{g}.{h}]"
                 try:
-                    rules.append(_rule(entry, event, name, pattern, group, source, scope))
+                    rules.append(
+                        _rule(entry, event, f"{file}:{where}", pattern, group, source, scope)
+                    )
                 except RuleError as exc:
-                    problems.append(RuleProblem(file=file, rule=name, reason=str(exc)))
+                    problems.append(RuleProblem(file=file, rule=where, reason=str(exc)))
     return rules, problems
 
 
