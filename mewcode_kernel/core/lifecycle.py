@@ -62,7 +62,9 @@ BLOCKING_EVENTS: frozenset[HookEvent] = frozenset({"PreToolUse", "UserPromptSubm
 class HookOutcome:
     """What the dispatcher's hooks decided for one event.
 
-    * ``blocked`` (blocking events only) with ``reason``, by the hook ``by``;
+    * ``blocked`` with ``reason``, by the hook ``by``: on a blocking event the
+      prompt or call does not go ahead; after ``PostToolUse`` the reason is
+      told to the model;
     * ``context``: texts for the model's next request;
     * ``updated_input``: a ``PreToolUse`` hook's replacement arguments;
     * ``permission``: a ``PreToolUse`` hook's permission decision

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .builtin import _cell as table_cell
 from .registry import CommandResult, command
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ def _where(path: Path, root: Path) -> str:
 
 
 def _cell(text: object) -> str:
-    shown = " ".join(str(text).split()).replace("|", "\\|")
+    shown = table_cell(text)
     return shown if len(shown) <= 120 else shown[:119] + "…"
 
 

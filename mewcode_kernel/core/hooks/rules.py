@@ -8,7 +8,6 @@ reason); the other rules of its file still load.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from typing import Any, Literal
 
 from ..lifecycle import BLOCKING_EVENTS, HOOK_EVENTS, HookEvent
 from ..permission.matcher import Matcher, MatcherError, compile_match_spec
-from .template import BodyTemplate, TemplateError
+from .template import BodyTemplate, TemplateError, as_text
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -169,22 +168,13 @@ def parse_duration(value: Any) -> float:
 
 
 def get_by_path(payload: Any, path: str) -> str:
-    """The value at a dot path, as text: missing → ``""``, strings as they
-    are, booleans ``true``/``false``, maps and lists as JSON."""
+    """The value at a dot path, as text (``as_text``); missing → ``""``."""
     value = payload
     for part in path.split("."):
         if not isinstance(value, Mapping) or part not in value:
             return ""
         value = value[part]
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, Mapping | list | tuple):
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    return str(value)
+    return as_text(value)
 
 
 def _text(entry: Mapping[str, Any], key: str, what: str) -> str:

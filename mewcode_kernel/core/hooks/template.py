@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BodyTemplate", "TemplateError"]
+__all__ = ["BodyTemplate", "TemplateError", "as_text"]
 
 _HOLE = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 _PATH = r"\.(?:[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*)?"
@@ -38,7 +38,9 @@ def _lookup(payload: Any, path: str) -> Any:
     return value
 
 
-def _as_text(value: Any) -> str:
+def as_text(value: Any) -> str:
+    """A payload value as hooks see it in text: ``None`` → ``""``, strings as
+    they are, booleans ``true``/``false``, maps and lists as JSON."""
     if value is None:
         return ""
     if isinstance(value, str):
@@ -85,6 +87,6 @@ class BodyTemplate:
             if as_json or whole:
                 out.append(json.dumps(payload if whole else value, sort_keys=True, default=str))
             else:
-                out.append(_as_text(value))
+                out.append(as_text(value))
         out.append(self.tail)
         return "".join(out)
