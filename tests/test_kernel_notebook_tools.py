@@ -111,6 +111,7 @@ def test_last_error_returns_the_real_traceback_and_the_next_turn_is_told(
     assert "mean_price(empty)" in report  # the cell that raised it
     assert "return sum(rows) / len(rows)" in report  # the frame inside the function
     assert "Traceback (most recent call last)" in report
+    assert 'File "In[' in report and "ipykernel_" not in report  # cells by number, not temp file
     # an agent cell of its own failing is not the user's error, and the line is said once
     assert kernel.run("%%agent --no-such-option\nHi").status == "error"
     kernel.ok("%%agent\nAnything else?")

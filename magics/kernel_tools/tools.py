@@ -20,7 +20,7 @@ from pydantic import Field
 from mewcode_kernel.core.errors import ToolError
 from mewcode_kernel.core.tools import FunctionToolset, RunContext, Tool, tool
 
-from .errors import ErrorTracker
+from .errors import ErrorTracker, cell_namer
 from .execution import MAX_OUTPUT, run_code
 from .namespace import describe, describe_in_depth, find_variable, mask_keys, user_variables
 
@@ -104,6 +104,7 @@ class KernelTools:
 
     def _last_error(self) -> Tool:
         errors = self.errors
+        names = cell_namer(self.shell)
 
         @tool(read_only=True, kind="read")
         async def last_error(ctx: RunContext) -> str:
@@ -112,7 +113,7 @@ class KernelTools:
             record = errors.last
             if record is None:
                 return "No cell has raised an exception in this kernel."
-            return record.report()
+            return record.report(root=ctx.root, cell_name=names)
 
         return last_error
 
