@@ -7,6 +7,7 @@ and a failed cell before the turn reach the prompt."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -111,7 +112,8 @@ def test_last_error_returns_the_real_traceback_and_the_next_turn_is_told(
     assert "mean_price(empty)" in report  # the cell that raised it
     assert "return sum(rows) / len(rows)" in report  # the frame inside the function
     assert "Traceback (most recent call last)" in report
-    assert 'File "In[' in report and "ipykernel_" not in report  # cells by number, not temp file
+    assert 'File "the cell"' in report and "ipykernel_" not in report  # not a temp file
+    assert re.search(r'File "In\[\d+\]", line 2, in mean_price', report)  # an earlier cell
     # an agent cell of its own failing is not the user's error, and the line is said once
     assert kernel.run("%%agent --no-such-option\nHi").status == "error"
     kernel.ok("%%agent\nAnything else?")

@@ -58,9 +58,8 @@ class ErrorRecord:
         tb = _traceback(self.error, root, cell_name)
         if len(tb) > MAX_TRACEBACK:
             tb = "[… the start of the traceback is cut]\n" + tb[-MAX_TRACEBACK:]
-        number = f" [{self.execution_count}]" if self.execution_count else ""
         return mask_keys(
-            f"{self.headline}\n\nThe cell{number} that raised it:\n{self.cell.rstrip()}\n\n{tb}"
+            f"{self.headline}\n\nThe cell that raised it:\n{self.cell.rstrip()}\n\n{tb}"
         )
 
 
@@ -77,10 +76,12 @@ def _library(filename: str) -> str | None:
     return None
 
 
-def _where(filename: str, root: Path | None, cell_name: CellNamer) -> str:
+def _where(filename: str, root: Path | None, cell_name: CellNamer, raising: str | None) -> str:
     name = cell_name(filename)
     if name:
-        return name
+        # the raising cell's number changes from run to run (nbval counts from 1
+        # again): it is "the cell", the source shown above; others keep In[N]
+        return "the cell" if filename == raising else name
     if root is not None:
         with contextlib.suppress(ValueError):
             return str(Path(filename).relative_to(root))
@@ -98,6 +99,7 @@ def _traceback(error: BaseException, root: Path | None, cell_name: CellNamer) ->
             lines.append(f"  … {len(folded)} frame(s) in {packages}")
             folded.clear()
 
+    raising = next((f.filename for f in te.stack if cell_name(f.filename)), None)
     for frame in te.stack:
         package = _library(frame.filename)
         if package is not None:
@@ -105,7 +107,7 @@ def _traceback(error: BaseException, root: Path | None, cell_name: CellNamer) ->
             continue
         fold()
         lines.append(
-            f'  File "{_where(frame.filename, root, cell_name)}", line {frame.lineno}, in {frame.name}'
+            f'  File "{_where(frame.filename, root, cell_name, raising)}", line {frame.lineno}, in {frame.name}'
         )
         if frame.line:
             lines.append(f"    {frame.line.strip()}")
@@ -165,8 +167,7 @@ class ErrorTracker:
             return None
         from .namespace import mask_keys
 
-        number = f" [{record.execution_count}]" if record.execution_count else ""
         return mask_keys(
-            f"The user's last notebook cell{number} raised {record.headline}; "
+            f"The user's last notebook cell raised {record.headline}; "
             "call last_error for its traceback and the cell's source."
         )

@@ -193,15 +193,15 @@ def _frame_summary(df: Any, *, rows: int) -> list[str]:
     return lines
 
 
-def describe(name: str, value: Any) -> str:
+def describe(name: str, value: Any, *, rows: int = HEAD_ROWS) -> str:
     """One variable in a few lines: type, shape, size, a short repr (or a
-    frame's columns and head); a secret's value masked."""
+    frame's columns and its first ``rows``); a secret's value masked."""
     facts = [f for f in (_type_name(value), _shape(value), _size(value)) if f]
     head = f"{name}: {', '.join(facts)}"
     if _secret_value(name, value):
         return f"{head}\n  value {MASKED} (it looks like a secret)"
     if _is_frame(value):
-        return "\n".join([head, *("  " + ln for ln in _frame_summary(value, rows=HEAD_ROWS))])
+        return "\n".join([head, *("  " + ln for ln in _frame_summary(value, rows=rows))])
     if isinstance(value, (types.FunctionType, type, types.MethodType)):
         return f"{head}\n  {_signature(value)}"
     return f"{head}\n  {_safe_repr(value, _SHORT)}"
@@ -239,11 +239,10 @@ def describe_in_depth(name: str, value: Any) -> str:
     """One variable in depth: the summary, a longer repr (or a frame's
     statistics and a longer head), its public attributes, and the source of
     a function or class defined in the notebook."""
-    parts = [describe(name, value)]
+    parts = [describe(name, value, rows=10)]
     if _secret_value(name, value):
         return parts[0]
     if _is_frame(value):
-        parts.append("\n".join(_frame_summary(value, rows=10)[-11:]))
         try:
             parts.append("describe():\n" + value.describe(include="all").to_string(max_cols=20))
         except Exception as exc:
