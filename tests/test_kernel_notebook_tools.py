@@ -68,15 +68,17 @@ def test_variables_list_a_dataframe_summary_and_mask_secrets(
         "_private = 42\n"
         "def ratio(a, b):\n    return a / b\n"
     )
+    kernel.ok("class Basket:\n    def total(self):\n        return 3\n")
     script.add(
         reply(tool_calls=[("notebook_variables", {})]),
         reply(tool_calls=[("inspect_variable", {"name": "ratio"})]),
+        reply(tool_calls=[("inspect_variable", {"name": "Basket"})]),
         reply(text="Seen."),
     )
     cell = kernel.ok("%%agent --new\nWhat is loaded?")
-    offered = {t["name"] for t in script.received[-3].body["tools"]}
+    offered = {t["name"] for t in script.received[-4].body["tools"]}
     assert KERNEL_TOOLS <= offered
-    listing = result_text(script.received[-2])
+    listing = result_text(script.received[-3])
     assert "sales: pandas.DataFrame, shape 3×2" in listing
     assert "units: float64, 1 missing" in listing and "city:" in listing
     assert "Oslo" in listing and "Lima" in listing  # the head
@@ -86,8 +88,10 @@ def test_variables_list_a_dataframe_summary_and_mask_secrets(
     assert "ratio: function" in listing and "ratio(a, b)" in listing
     for hidden in ("pd:", "_private", "_json_module", "In:", "Out:", "get_ipython"):
         assert hidden not in listing
-    source = result_text(script.received[-1])
+    source = result_text(script.received[-2])
     assert "def ratio(a, b):\n    return a / b" in source  # from the cell, via linecache
+    cls = result_text(script.received[-1])
+    assert "class Basket:\n    def total(self):\n        return 3" in cls
     assert "✓ notebook_variables" in cell.stdout
     assert "sk-ant-api03" not in cell.raw
 

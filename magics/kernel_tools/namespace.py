@@ -16,6 +16,7 @@ is masked wherever it appears in a repr.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import linecache
 import reprlib
@@ -209,21 +210,46 @@ def describe(name: str, value: Any, *, rows: int = HEAD_ROWS) -> str:
 
 def _notebook_source(value: Any) -> str | None:
     """The source of a function or class defined in a notebook cell (IPython
-    keeps cell sources in ``linecache``), else ``None``."""
+    keeps cell sources in ``linecache`` under ``ipykernel_*`` file names;
+    ``run_python`` under ``<run_python-N>``), else ``None``: a library's or
+    a project file's source is read with the file tools."""
     target = inspect.unwrap(value) if callable(value) else value
     try:
         filename = inspect.getsourcefile(target) or inspect.getfile(target)
     except (TypeError, OSError):
-        return None
-    in_cell = getattr(target, "__module__", None) == "__main__" or (
-        filename in linecache.cache and not linecache.cache[filename][-1].startswith("/")
-    )
-    if not in_cell and "ipykernel_" not in filename and not filename.startswith("<"):
+        # a class of a cell: __main__ has no file (before Python 3.13), its methods do
+        return _cell_class_source(target) if isinstance(target, type) else None
+    in_cell = "ipykernel_" in filename or filename.startswith("<")
+    if not in_cell and getattr(target, "__module__", None) != "__main__":
         return None
     try:
         return inspect.getsource(target)
     except (OSError, TypeError):
         return None
+
+
+def _cell_class_source(cls: type) -> str | None:
+    """A cell-defined class's source, found through the file of one of its methods."""
+    for member in vars(cls).values():
+        if isinstance(member, (classmethod, staticmethod)):
+            member = member.__func__
+        code = getattr(inspect.unwrap(member), "__code__", None) if callable(member) else None
+        if code is None or "ipykernel_" not in code.co_filename:
+            continue
+        lines = linecache.getlines(code.co_filename)
+        try:
+            tree = ast.parse("".join(lines))
+        except SyntaxError:  # a cell IPython transformed: nothing to find it in
+            return None
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.ClassDef)
+                and node.name == cls.__name__
+                and node.lineno <= code.co_firstlineno <= (node.end_lineno or 0)
+            ):
+                start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                return "".join(lines[start - 1 : node.end_lineno])
+    return None
 
 
 def _attributes(value: Any) -> str:
