@@ -49,6 +49,7 @@ async def _outcome(gate: Gate, code: str, root: Path) -> str:
         ("print (df.shape)", "allow"),
         ("print(df['a'].sum)", "allow"),
         ("print(1)\nprint(2)", "allow"),
+        ("print('é', 'ü')\r\nprint(2)", "allow"),  # byte offsets, Windows line ends
         # more code after the allowed statement, on the same line or the next
         ("print(1); import os; os.system('id')", "ask"),
         ("print(1)\nimport os", "ask"),

@@ -26,6 +26,7 @@ allows, as it does any other tool; plan mode and read-only roles deny.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -72,11 +73,30 @@ class PythonCode:
     parts: tuple[_Statement, ...]
 
 
-def _spell(code: str, node: ast.AST) -> tuple[str, ...]:
-    found = []
-    segment = ast.get_source_segment(code, node)
-    if segment:
-        found.append(segment.strip())
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+
+
+def _lines(code: str) -> list[bytes]:
+    """The code's lines as ``ast`` counts them (``\\r\\n``, ``\\r``, ``\\n``), in UTF-8:
+    column offsets are byte offsets."""
+    return [m.group(0).encode() for m in _LINE.finditer(code) if m.group(0)]
+
+
+def _segment(lines: list[bytes], node: ast.AST) -> str:
+    """``ast.get_source_segment`` without splitting the code again for each
+    node (that made reading a long cell quadratic)."""
+    start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    first, last = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+    if start is None or end is None or first is None or last is None or end > len(lines):
+        return ""
+    if start == end:
+        return lines[start - 1][first:last].decode(errors="replace")
+    chunk = [lines[start - 1][first:], *lines[start : end - 1], lines[end - 1][:last]]
+    return b"".join(chunk).decode(errors="replace")
+
+
+def _spell(lines: list[bytes], node: ast.AST) -> tuple[str, ...]:
+    found = [_segment(lines, node).strip()]
     try:
         found.append(ast.unparse(node).strip())
     except Exception:  # unparse of an odd node: the source segment is enough
@@ -90,9 +110,10 @@ def read_code(code: str) -> PythonCode | str:
         tree = ast.parse(code)
     except (SyntaxError, ValueError) as exc:
         return f"the code does not parse ({type(exc).__name__}: {exc})"
-    top = tuple(_Statement(s, _spell(code, s)) for s in tree.body)
+    lines = _lines(code)
+    top = tuple(_Statement(s, _spell(lines, s)) for s in tree.body)
     parts = tuple(
-        _Statement(n, _spell(code, n))
+        _Statement(n, _spell(lines, n))
         for n in ast.walk(tree)
         if isinstance(n, (ast.stmt, ast.Call, ast.Import, ast.ImportFrom))
     )
