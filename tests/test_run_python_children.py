@@ -121,3 +121,29 @@ def test_one_run_at_a_time(tmp_path: Path) -> None:
     with confined(box), pytest.raises(RuntimeError, match="already in place"), confined(box):
         pass
     assert originals() == before
+
+
+@needs_bwrap
+def test_popen_finds_programs_as_it_does_unconfined(tmp_path: Path) -> None:
+    """A missing program raises FileNotFoundError (not bubblewrap's exit
+    status); a relative one is found from ``cwd``, ``executable=`` is run."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    script = tools / "mark.sh"
+    script.write_text('#!/bin/sh\necho "$0 $1" > marked.txt\n')
+    script.chmod(0o755)
+    code = (
+        "import subprocess\n"
+        "try:\n"
+        "    subprocess.run(['no-such-program-mewcode'])\n"
+        "except FileNotFoundError as exc:\n"
+        "    print('missing:', exc.filename)\n"
+        f"subprocess.run(['./mark.sh', 'relative'], cwd={str(tools)!r}, check=True)\n"
+        f"subprocess.run(['ignored', 'exe'], executable={str(script)!r}, cwd={str(tmp_path)!r}, check=True)\n"
+    )
+    box = Sandbox(tmp_path, SandboxSettings())
+    result = run_code(SimpleNamespace(user_ns={}), code, timeout=30, sandbox=box)
+    assert result.error is None, result.error
+    assert result.output == "missing: no-such-program-mewcode\n"
+    assert (tools / "marked.txt").read_text() == "./mark.sh relative\n"
+    assert (tmp_path / "marked.txt").read_text() == f"{script} exe\n"

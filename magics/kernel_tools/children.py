@@ -124,12 +124,13 @@ def _command_line(args: Any, executable: Any, shell: bool) -> list[str]:
     return [os.fsdecode(a) for a in argv]
 
 
-def _check_program(argv: list[str], env: Mapping[Any, Any]) -> None:
+def _check_program(argv: list[str], env: Mapping[Any, Any], cwd: str) -> None:
     """``FileNotFoundError`` as ``Popen`` raises it, which bubblewrap's exit
     status would otherwise hide from code that catches it."""
     program = argv[0]
     if "/" in program:
-        found = os.access(program, os.X_OK) and not os.path.isdir(program)
+        where = os.path.join(cwd, program)  # a relative one is found from cwd
+        found = os.access(where, os.X_OK) and not os.path.isdir(where)
     else:
         path = next((os.fsdecode(v) for k, v in env.items() if os.fsdecode(k) == "PATH"), None)
         found = shutil.which(program, path=path if path is not None else os.defpath) is not None
@@ -163,9 +164,9 @@ def _execute_child_guard(original: Callable[..., Any]) -> Callable[..., Any]:
             raise _refused("subprocess with preexec_fn (Python code run in the child)")
         child_env = command_env(os.environ if env is None else env)
         argv = _command_line(args, executable, shell)
-        if not shell:
-            _check_program(argv, child_env)
         where = os.fsdecode(cwd) if cwd is not None else os.getcwd()
+        if not shell:
+            _check_program(argv, child_env, where)
         wrapped = run.sandbox.wrap(argv, cwd=where)
         with _permitted():
             return original(
