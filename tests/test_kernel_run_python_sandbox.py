@@ -8,6 +8,7 @@ the user's own cells afterwards spawn unconfined again."""
 from __future__ import annotations
 
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 from mewcode_kernel.testing.wire import ScriptedServer, reply
 from tests._kernel import Kernel, jupyter_path, kernel, project, script, server  # noqa: F401
 from tests._sandboxed import needs_bwrap, outside
-from tests.test_kernel_notebook_tools import headless_allow, result_text, tool_result
+from tests.test_kernel_notebook_tools import BOUND, headless_allow, result_text, tool_result
 
 __all__ = ["headless_allow", "outside"]  # the fixtures
 
@@ -131,3 +132,22 @@ def test_a_timed_out_run_puts_everything_back(
     assert "[stopped after 1 s: the time limit]" in result_text(script.received[-1])
     kernel.ok(f"import os\nos.system('echo x > {outside}/after-timeout')")
     assert (outside / "after-timeout").exists()
+
+
+def test_an_interrupted_run_puts_everything_back(
+    kernel: Kernel, script: ScriptedServer, project: Path, outside: Path, headless_allow: None
+) -> None:
+    started = project / "child-started.txt"
+    code = f"import subprocess\nsubprocess.run(['sh', '-c', 'echo x > {started}; sleep 30'])"
+    script.add(reply(tool_calls=[("run_python", {"code": code})]), reply(text="Stopped."))
+    msg_id = kernel.execute("%%agent --new\nWait for the child.")
+    deadline = time.monotonic() + BOUND
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started.exists()  # written by the sandboxed child, in the project
+    kernel.km.interrupt_kernel()
+    cell = kernel.collect(msg_id, timeout=BOUND)
+    assert cell.errors[0]["ename"] == "AgentInterrupted"
+    kernel.ok(f"import subprocess\nsubprocess.run(['sh', '-c', 'echo x > {outside}/after'])")
+    assert (outside / "after").exists()
+    kernel.ok("%agent Go on.")  # the scripted reply to the interrupted call
