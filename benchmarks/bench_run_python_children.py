@@ -8,24 +8,14 @@ Run by hand (needs bubblewrap): ``python benchmarks/bench_run_python_children.py
 
 from __future__ import annotations
 
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from types import SimpleNamespace
+
+from bench_kernel_tools import _median
 
 from magics.kernel_tools.execution import run_code
 from mewcode_kernel.core.config import SandboxSettings
 from mewcode_kernel.core.sandbox import Sandbox
-
-
-def _median(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:
