@@ -27,6 +27,7 @@ from .agent import Agent, ConversationState
 from .agent.loop import DEFAULT_MAX_TURNS
 from .agent_context import SessionContext
 from .agent_safety import SessionSafety
+from .checkpoints import TurnCheckpoints
 from .config import ProviderSettings, ResolvedConfig, load_config
 from .context import DEFAULT_WINDOW, ContextManager, ContextPolicy
 from .context.report import ContextReport
@@ -120,6 +121,8 @@ class AgentSession:
             Notice(level="warning", message=str(w)) for w in config.warnings
         ]
         self.safety = SessionSafety(root, config, home=home, env=env, trust=trust, sandbox=sandbox)
+        #: the running turn's checkpoint (files saved before it changes them)
+        self.checkpoints = TurnCheckpoints(root)
         if gate is None:
             gate = self.safety.project_gate(config, mode=mode, on_audit=self._audit)
         self._pending_notices += [Notice(level="warning", message=str(p)) for p in gate.problems]
@@ -294,8 +297,16 @@ class AgentSession:
 
     # --- running -------------------------------------------------------------
 
-    async def run(self, prompt: str, *, max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
-        """Run one user turn; every message is on disk as soon as it exists."""
+    async def run(
+        self,
+        prompt: str,
+        *,
+        max_turns: int | None = None,
+        origin: Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[AgentEvent]:
+        """Run one user turn; every message is on disk as soon as it exists.
+        ``origin`` says where it came from (a notebook cell's execution count
+        and id), kept with the turn's checkpoint for ``/rewind cell N``."""
         self.state.cancelled_turn = None
         prompt, lone = scrub_surrogates(prompt)
         if lone:
@@ -308,6 +319,8 @@ class AgentSession:
             )
         async for event in self._prepare():
             yield event
+        assert self._writer is not None
+        self.checkpoints.begin(self._writer.path, self._writer.id, origin)
         outcome = await self.lifecycle.fire("UserPromptSubmit", prompt=prompt)
         for notice in outcome.notices:
             yield notice
@@ -390,7 +403,10 @@ class AgentSession:
         """The tools' view of the project: the same additional directories the
         gate checks against, so a write re-resolved at the tool is judged alike."""
         return RunContext(
-            root=self.root, session_dir=session_dir, additional_dirs=gate.additional_dirs
+            root=self.root,
+            session_dir=session_dir,
+            additional_dirs=gate.additional_dirs,
+            checkpoints=self.checkpoints,
         )
 
     def _refresh_system_prompt(self) -> None:

@@ -46,7 +46,15 @@ FALLBACKS: list[Fallback] = []
 
 # Modules that register commands when imported (kept lazy: the kernel imports
 # the registry at start, the commands only when one is used).
-_MODULES: tuple[str, ...] = ("builtin", "context", "agents", "skills", "security", "mcp")
+_MODULES: tuple[str, ...] = (
+    "builtin",
+    "context",
+    "agents",
+    "skills",
+    "security",
+    "mcp",
+    "rewind",
+)
 
 
 def fallback(fn: Fallback) -> Fallback:
