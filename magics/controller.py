@@ -246,7 +246,7 @@ class AgentController:
         from mewcode_kernel.core.errors import MewcodeError
 
         from .trust import offer_trust
-        from .turn import drive_turn
+        from .turn import cell_origin, drive_turn
 
         await offer_trust(self.shell, session, self._trust_offered)
         renderer, warning = self._attach_renderer(session, background=False)
@@ -268,6 +268,7 @@ class AgentController:
                         info=info,
                         started_at=started_at,
                         starting=starting.hand_over() if starting is not None else None,
+                        origin=cell_origin(self.shell),
                     )
             except MewcodeError as exc:  # e.g. the session file cannot be written
                 raise AgentCellError(str(exc)) from None

@@ -27,7 +27,7 @@ from .agent import Agent, ConversationState
 from .agent.loop import DEFAULT_MAX_TURNS
 from .agent_context import SessionContext
 from .agent_safety import SessionSafety
-from .checkpoints import TurnCheckpoints
+from .checkpoints import TurnCheckpoints, TurnRevert
 from .config import ProviderSettings, ResolvedConfig, load_config
 from .context import DEFAULT_WINDOW, ContextManager, ContextPolicy
 from .context.report import ContextReport
@@ -348,6 +348,14 @@ class AgentSession:
     def remember(self, note: str, *, scope: Scope = "project") -> MemoryNote:
         """Save a memory note (see ``SessionContext.remember``)."""
         return self.context.remember(note, scope=scope)
+
+    def turn_revert(self) -> TurnRevert | None:
+        """Reverting the last turn's file changes (``None`` if it changed none
+        and ran no untracked command): what a cell's "Revert" button uses."""
+        record, store = self.checkpoints.record, self.checkpoints.store
+        if record is None or store is None:
+            return None
+        return TurnRevert(record, store, self.agent.ctx.workspace)
 
     def context_report(self) -> ContextReport:
         """How full the context is (``/context``)."""

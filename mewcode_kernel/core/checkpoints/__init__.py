@@ -12,7 +12,7 @@ from __future__ import annotations
 from .lookup import find_turn, store_of
 from .recorder import TurnCheckpoints
 from .records import FileEntry, FileStatus, TurnRecord
-from .revert import Action, RevertItem, RevertPlan, apply_revert, plan_revert
+from .revert import Action, RevertItem, RevertPlan, TurnRevert, apply_revert, plan_revert
 from .store import MAX_SNAPSHOT_BYTES, CheckpointStore, read_snapshot, stored_turns
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "RevertPlan",
     "TurnCheckpoints",
     "TurnRecord",
+    "TurnRevert",
     "apply_revert",
     "find_turn",
     "plan_revert",

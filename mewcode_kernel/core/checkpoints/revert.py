@@ -27,7 +27,7 @@ from ..permission.targets import is_protected
 from .records import FileEntry, TurnRecord
 from .store import CheckpointStore, Snapshot, digest, read_snapshot
 
-__all__ = ["Action", "RevertItem", "RevertPlan", "apply_revert", "plan_revert"]
+__all__ = ["Action", "RevertItem", "RevertPlan", "TurnRevert", "apply_revert", "plan_revert"]
 
 Action = Literal["restore", "delete", "unchanged", "conflict", "refused"]
 _DIFF_LINES = 400
@@ -202,3 +202,28 @@ def _text(data: bytes | None) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
+
+
+class TurnRevert:
+    """Reverting one turn, for a front end's button: ``plan`` what it would
+    do now, ``apply`` it (nothing at all while a file changed since, unless
+    ``force``). The record is read from disk each time, so a revert made
+    elsewhere (``/rewind``) is seen."""
+
+    def __init__(self, record: TurnRecord, store: CheckpointStore, workspace: Workspace) -> None:
+        self.label = record.label
+        self.turn = record.turn
+        self.files = [e.shown for e in record.files]
+        self.commands = list(record.commands)
+        self._store = store
+        self._workspace = workspace
+
+    def plan(self, *, force: bool = False) -> RevertPlan:
+        record = self._store.load(self.turn)
+        return plan_revert(record, self._store, self._workspace, force=force)
+
+    def apply(self, *, force: bool = False) -> RevertPlan:
+        plan = self.plan(force=force)
+        if (plan.conflicts and not force) or not plan.changes:
+            return plan
+        return apply_revert(plan, self._store, self._workspace)
