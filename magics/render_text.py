@@ -78,9 +78,7 @@ def revert_hint(revert: TurnRevert) -> list[str]:
             f"`%agent /rewind {revert.turn}` reverts {them} (`--dry-run` shows the diff first)"
         )
     if revert.commands:
-        lines.append(
-            "↶ not tracked (a command's changes are not followed): " + "; ".join(revert.commands)
-        )
+        lines.append(f"↶ {'; '.join(revert.commands)} — {revert.commands_note}")
     return lines
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -254,3 +255,61 @@ async def test_protected_files_are_listed_not_reverted(project: Path) -> None:
     assert "protected" in result.markdown
     assert (project / ".envrc").read_text() == "export A=2\n"
     assert not (project / "plain.txt").exists()
+
+
+# --- commands in a git repository -----------------------------------------------------------
+
+
+def git_project(root: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    (root / "gone.txt").write_text("keep me\n")
+    (root / ".gitignore").write_text("home/\n.mewcode/\n")
+    git("add", ".")
+    git("commit", "-qm", "init")
+
+
+async def test_in_a_git_repository_what_bash_changed_is_reverted(project: Path) -> None:
+    git_project(project)
+    model = ScriptedModel()
+    session = make_session(project, model)
+    command = "echo more >> notes.txt && rm gone.txt && echo new > made_by_bash.txt"
+    await turn(session, model, tool_call("bash", {"command": command}), write("w.txt", "w"))
+    assert not (project / "gone.txt").exists()
+    record = session.checkpoints.record
+    assert record is not None and record.git == "tracked"
+    assert sorted((e.shown, e.status) for e in record.files) == [
+        ("gone.txt", "edited"),
+        ("made_by_bash.txt", "created"),
+        ("notes.txt", "edited"),
+        ("w.txt", "created"),
+    ]
+    preview = await run_command(session, "/rewind --dry-run")
+    assert "followed through git" in preview.markdown and "-more" in preview.markdown
+    await run_command(session, "/rewind")
+    assert (project / "notes.txt").read_text() == "one\ntwo\n"
+    assert (project / "gone.txt").read_text() == "keep me\n"
+    assert not (project / "made_by_bash.txt").exists() and not (project / "w.txt").exists()
+
+
+def test_git_snapshots_run_no_program_the_repository_names(project: Path) -> None:
+    """A repository's config can name a clean filter and an fsmonitor hook:
+    taking a snapshot runs neither."""
+    from mewcode_kernel.core.checkpoints import git
+
+    git_project(project)
+    marker = project.parent / "ran"
+    (project / ".gitattributes").write_text("* filter=evil\n")
+    subprocess.run(["git", "config", "filter.evil.clean", f"touch {marker}; cat"], cwd=project)
+    subprocess.run(["git", "config", "core.fsmonitor", f"touch {marker}; true"], cwd=project)
+    (project / "gone.txt").write_text("changed\n")
+    snap = git.snapshot(project)
+    assert not marker.exists()
+    (project / "gone.txt").write_text("changed again\n")
+    [change] = [c for c in git.changes_between(project, snap, git.snapshot(project), 10**6)]
+    assert change.before == b"changed\n" and change.after == b"changed again\n"
+    assert not marker.exists()

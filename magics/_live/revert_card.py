@@ -80,8 +80,7 @@ def plan_html(plan: RevertPlan) -> str:
     for summary in plan.untracked:
         items.append(
             f'<div class="mewcode-revert-file"><code>{esc(summary)}</code> · '
-            f'<span style="color:{COLORS["muted"]}">not tracked: a command\'s changes are '
-            "not followed</span></div>"
+            f'<span style="color:{COLORS["muted"]}">{esc(plan.record.commands_note)}</span></div>'
         )
     return "".join(items)
 

@@ -122,7 +122,7 @@ class AgentSession:
         ]
         self.safety = SessionSafety(root, config, home=home, env=env, trust=trust, sandbox=sandbox)
         #: the running turn's checkpoint (files saved before it changes them)
-        self.checkpoints = TurnCheckpoints(root)
+        self.checkpoints = TurnCheckpoints(root, git_allowed=self._git_allowed)
         if gate is None:
             gate = self.safety.project_gate(config, mode=mode, on_audit=self._audit)
         self._pending_notices += [Notice(level="warning", message=str(p)) for p in gate.problems]
@@ -334,8 +334,13 @@ class AgentSession:
             )  # fmt: skip
             return
         message = await self.context.turn_message(prompt, list(outcome.context))
-        async for event in self.agent.run(self.conversation, message, max_turns=max_turns):
-            yield event
+        try:
+            async for event in self.agent.run(self.conversation, message, max_turns=max_turns):
+                yield event
+        except BaseException:
+            self.checkpoints.finish()  # cut short: still record what its commands changed
+            raise
+        await asyncio.to_thread(self.checkpoints.finish)
 
     async def compact(self, instructions: str | None = None) -> AsyncIterator[AgentEvent]:
         """Summarise older turns now (``/compact [instructions]``)."""
@@ -385,6 +390,11 @@ class AgentSession:
         if check_size and self.context.check_size:
             async for event in self.context.compact_if_too_large(self.conversation):
                 yield event
+
+    def _git_allowed(self) -> bool:
+        """Whether git may run in the project to follow commands' changes: its
+        own ``.git/config`` could name programs git runs, so only when trusted."""
+        return self.safety.trust.trusted or os.environ.get(TRUST_ENV, "").strip() == "1"
 
     def _audit(self, record: AuditRecord) -> None:
         """The one place permission lines are written: every decision and every

@@ -296,7 +296,7 @@ async def _call_one(
     if ctx.checkpoints is not None and t.kind == "exec" and not t.read_only:
         # what a command changes is not followed: the turn lists it as not tracked
         summary = f"{call.name} {t.display(args)[:200]}".rstrip()
-        ctx.checkpoints.note_command(agent.redactor.redact(summary))
+        await asyncio.to_thread(ctx.checkpoints.note_command, agent.redactor.redact(summary))
     try:
         output = await t.call(ctx, args)
         result = _result(call.id, output)

@@ -13,7 +13,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-__all__ = ["FileEntry", "FileStatus", "TurnRecord", "is_digest"]
+__all__ = ["GONE", "FileEntry", "FileStatus", "TurnRecord", "is_digest"]
 
 FileStatus = Literal["created", "edited", "unsaved"]
 """``created``: the file did not exist before the turn; ``edited``: its
@@ -23,6 +23,8 @@ saved (too large, not a regular file, unreadable), so it cannot be restored."""
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 _STATUSES = ("created", "edited", "unsaved")
 VERSION = 1
+GONE = "0" * 64
+"""``FileEntry.after`` of a file the turn deleted (a command did)."""
 
 
 def is_digest(value: object) -> bool:
@@ -91,11 +93,28 @@ class TurnRecord:
     files: list[FileEntry] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     reverted: dict[str, Any] | None = None
+    git: str = ""
 
     @property
     def label(self) -> str:
         """``SESSION:TURN``, the form ``/rewind`` accepts from any session."""
         return f"{self.session_id}:{self.turn}"
+
+    @property
+    def commands_note(self) -> str:
+        """What became of the changes of the commands the turn ran."""
+        if not self.commands:
+            return ""
+        if self.git == "tracked":
+            return (
+                "followed through git: what it changed in files git sees is listed with the "
+                "files (ignored files, and untracked files it modified, are not followed)"
+            )
+        if self.git:
+            return f"not tracked: {self.git}"
+        return (
+            "not tracked: a command's changes are not followed (outside a trusted git repository)"
+        )
 
     def entry(self, path: str) -> FileEntry | None:
         return next((e for e in self.files if e.path == path), None)
@@ -110,6 +129,7 @@ class TurnRecord:
             "files": [e.to_dict() for e in self.files],
             "commands": self.commands,
             "reverted": self.reverted,
+            "git": self.git,
         }
 
     @classmethod
@@ -133,4 +153,5 @@ class TurnRecord:
             files=[FileEntry.from_dict(f) for f in files],
             commands=[str(c) for c in commands],
             reverted=reverted if isinstance(reverted, dict) else None,
+            git=str(data.get("git", "")),
         )

@@ -24,7 +24,7 @@ from typing import Literal
 
 from ..fs import UnsafeWriteError, Workspace, atomic_write_within, safe_unlink_within
 from ..permission.targets import is_protected
-from .records import FileEntry, TurnRecord
+from .records import GONE, FileEntry, TurnRecord
 from .store import CheckpointStore, Snapshot, digest, read_snapshot
 
 __all__ = ["Action", "RevertItem", "RevertPlan", "TurnRevert", "apply_revert", "plan_revert"]
@@ -166,7 +166,10 @@ def _plan_one(entry: FileEntry, store: CheckpointStore, workspace: Workspace) ->
     if (before is None and not now.exists) or (before is not None and current == entry.before):
         return RevertItem(entry=entry, action="unchanged", reason="already as before the turn")
     diff = _diff(entry.shown, now, before)
-    as_left = entry.after is not None and current == entry.after
+    if entry.after == GONE:  # a command deleted it
+        as_left = not now.exists
+    else:
+        as_left = entry.after is not None and current == entry.after
     if not as_left:
         why = "deleted since the turn" if not now.exists else "changed since the turn"
         return RevertItem(entry=entry, action="conflict", reason=why, diff=diff, root=resolved.root)
@@ -215,6 +218,7 @@ class TurnRevert:
         self.turn = record.turn
         self.files = [e.shown for e in record.files]
         self.commands = list(record.commands)
+        self.commands_note = record.commands_note
         self._store = store
         self._workspace = workspace
 

@@ -59,7 +59,7 @@ def plan_markdown(plan: RevertPlan) -> str:
             what = _VERBS[item.action] + (f" ({item.reason})" if item.reason else "")
         lines.append(f"| `{_cell(item.shown)}` | {_cell(what)} |")
     for summary in plan.untracked:
-        lines.append(f"| `{_cell(summary)}` | not tracked: a command's changes are not followed |")
+        lines.append(f"| `{_cell(summary)}` | {_cell(record.commands_note)} |")
     diffs = [i for i in plan.items if i.diff and (i.changes or i.action == "conflict")]
     if diffs:
         lines.append("")

@@ -40,7 +40,9 @@ class FileCheckpoints(Protocol):
 
     def after_write(self, path: Path, data: bytes) -> None: ...
 
-    def note_command(self, summary: str) -> None: ...
+    def note_command(self, summary: str) -> None:
+        """Blocking (it may take a git snapshot): call it from a worker thread."""
+        ...
 
 
 class AgentServices(Protocol):
