@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -301,3 +303,52 @@ async def test_the_session_reports_the_sandbox(project: Path) -> None:
     assert "**active**" in shown.markdown and SUPPORT.version in shown.markdown
     assert str(project / "secrets") in shown.markdown
     assert "| network | off |" in shown.markdown
+
+
+@needs_bwrap
+def test_a_program_named_under_tmp_runs_read_only_and_other_tmp_stays_private(
+    project: Path,
+) -> None:
+    # A stdio MCP server or hook whose interpreter and script live in a clone
+    # under /tmp: the sandbox's own /tmp would hide them, so the top folder of
+    # what the command line names is shown read-only, and nothing else of /tmp.
+    import subprocess
+    import sys
+
+    clone = Path(tempfile.mkdtemp(prefix="mewcode-clone-", dir="/tmp"))
+    other = Path(tempfile.mkdtemp(prefix="mewcode-other-", dir="/tmp"))
+    try:
+        (clone / "pkg").mkdir()
+        (clone / "pkg" / "helper.py").write_text("WORD = 'imported'\n")
+        script = clone / "pkg" / "server.py"
+        script.write_text(
+            "import os, sys\n"
+            "sys.path.insert(0, os.path.dirname(__file__))\n"
+            "import helper\n"
+            "print(helper.WORD)\n"
+            f"print(os.path.exists({str(other / 'private.txt')!r}))\n"
+            "try:\n"
+            f"    open({str(script)!r}, 'a').write('x')\n"
+            "except OSError as e:\n"
+            "    print(type(e).__name__)\n"
+            "print(sys.prefix)\n"
+        )
+        (other / "private.txt").write_text("private\n")
+        box = Sandbox(project, SandboxSettings(), support=SUPPORT)
+        done = subprocess.run(
+            box.wrap([sys.executable, str(script)]), capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines() == ["imported", "False", "OSError", sys.prefix]
+        assert script.read_text().endswith("sys.prefix)\n")  # not appended to
+        # a bash -c string names no path: the clone is not shown to commands
+        listed = subprocess.run(
+            box.wrap(["bash", "-c", f"ls {clone}/pkg 2>&1; echo end"]),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert "server.py" not in listed.stdout and "end" in listed.stdout
+    finally:
+        shutil.rmtree(clone, ignore_errors=True)
+        shutil.rmtree(other, ignore_errors=True)

@@ -287,6 +287,50 @@ async def test_stop_resume_and_records_across_sessions(tmp_path: Path) -> None:
     await s2.aclose()
 
 
+async def test_eight_background_subagents_with_a_cap_of_three(tmp_path: Path) -> None:
+    (tmp_path / ".mewcode.yaml").write_text("tasks:\n  max_running: 3\n")
+    launches = [
+        tool_call(
+            "Agent",
+            {
+                "description": f"job {i}",
+                "prompt": f"Job {i}: Wait",
+                "subagent_type": "general-purpose",
+                "run_in_background": True,
+                "name": f"job{i}",
+            },
+        )
+        for i in range(8)
+    ]
+    parent = ScriptedModel([reply(*launches), reply("Eight launched.")])
+    children = ScriptedModel([reply(f"done {i}") for i in range(8)])
+    gate = asyncio.Event()
+    blocking = _Blocking(children, gate)
+    s = session(tmp_path, _Split(parent, blocking))
+    await collect(s.run("launch eight"))
+    tasks = s.subagents.tasks()
+    assert len(tasks) == 8
+    peak = 0
+    for _ in range(200):  # let the queue settle: three ask the model and wait
+        peak = max(peak, s.tasks.running)
+        if blocking.count == 3:
+            break
+        await asyncio.sleep(0.01)
+    states = sorted(t.state for t in s.subagents.tasks())
+    assert states == ["queued"] * 5 + ["running"] * 3, states
+    seen: list[int] = []
+    gate.set()  # each one that finishes lets a queued one start
+    for task in tasks:
+        while s.tasks.get(task.id).state in ("queued", "running"):  # type: ignore[union-attr]
+            seen.append(s.tasks.running)
+            await asyncio.sleep(0.005)
+        await s.tasks.wait(task.id, timeout=10)
+    assert max([peak, *seen]) <= 3
+    assert blocking.count == 8
+    assert {t.state for t in s.subagents.tasks()} == {"completed"}
+    await s.aclose()
+
+
 async def test_background_approvals_go_to_the_front_end_or_time_out(tmp_path: Path) -> None:
     (tmp_path / ".mewcode.yaml").write_text("tasks:\n  approval_timeout: 0.2\n")
     asked: list[ApprovalRequest] = []

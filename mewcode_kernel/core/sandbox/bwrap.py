@@ -52,11 +52,14 @@ class SandboxPolicy:
     ``writable``: directories it may change (the project root first);
     ``readonly``: paths inside them it may only read; ``hidden``: paths it
     may not read at all; ``temp_dirs``: replaced by a private empty
-    directory; ``network``: ``on`` or ``off``.
+    directory; ``shown``: paths inside the temp dirs shown again, read-only
+    (bound before the writable ones, which may lie inside); ``network``:
+    ``on`` or ``off``.
     """
 
     writable: tuple[str, ...]
     readonly: tuple[str, ...] = ()
+    shown: tuple[str, ...] = ()
     hidden: tuple[str, ...] = ()
     temp_dirs: tuple[str, ...] = ("/tmp",)
     network: Network = "on"
@@ -70,6 +73,9 @@ def bwrap_argv(
     out = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for tmp in dict.fromkeys(policy.temp_dirs):
         out += ["--tmpfs", tmp]
+    for path in dict.fromkeys(policy.shown):
+        if os.path.lexists(path) and not os.path.islink(path):
+            out += ["--ro-bind", path, path]
     for path in dict.fromkeys(policy.writable):
         if os.path.isdir(path):
             out += ["--bind", path, path]

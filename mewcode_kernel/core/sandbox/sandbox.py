@@ -9,7 +9,9 @@ read when a process starts, so a rule added during the session counts).
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -122,7 +124,11 @@ class Sandbox:
             return list(argv)
         assert self.support.bwrap is not None
         where = os.path.realpath(cwd) if cwd is not None else self.root
-        return bwrap_argv(self.support.bwrap, self.policy(), argv, cwd=where)
+        policy = self.policy()
+        shown = _named_temp_paths(argv, policy)
+        if shown:
+            policy = dataclasses.replace(policy, shown=shown)
+        return bwrap_argv(self.support.bwrap, policy, argv, cwd=where)
 
     def notice(self) -> str | None:
         """Once per session: why commands run unsandboxed (``None`` otherwise,
@@ -157,3 +163,26 @@ class Sandbox:
             "hidden": list(policy.hidden),
             "ignored": list(self.settings.ignored),
         }
+
+
+def _named_temp_paths(argv: Sequence[str], policy: SandboxPolicy) -> tuple[str, ...]:
+    """What under a private temp dir a command cannot start without: this
+    interpreter's environment (a venv made in a clone under /tmp) and the
+    absolute paths its command line names (an MCP server's program and
+    script). Each is shown read-only as the whole top folder holding it in the
+    temp dir (a script imports its neighbours; node looks for node_modules up
+    the tree). A ``bash -c`` string names nothing here, so commands keep a
+    private /tmp; hidden paths are bound last, so a deny rule still wins."""
+    temps = [t.rstrip("/") for t in policy.temp_dirs]
+    wanted = [sys.prefix, sys.base_prefix]
+    for arg in argv:
+        if os.path.isabs(arg) and os.path.lexists(arg):
+            wanted += [arg, os.path.realpath(arg)]
+    out: list[str] = []
+    for path in wanted:
+        path = os.path.normpath(path)
+        for temp in temps:
+            if path.startswith(temp + "/"):
+                top = path[len(temp) + 1 :].split("/", 1)[0]
+                out.append(f"{temp}/{top}")
+    return tuple(dict.fromkeys(out))
