@@ -83,7 +83,9 @@ async def wait_background(shell: Any = None) -> None:
 
 async def close_all() -> None:
     """Close every controller's session (its MCP servers stop) and background
-    turns: the kernel calls it when it shuts down."""
+    turns: the kernel calls it when it shuts down. Live "Revert" cards become
+    plain text first, so the saved notebook reads without the kernel."""
+    _settle_revert_cards()
     await asyncio.gather(*(c.aclose() for c in list(_controllers.values())))
 
 
@@ -249,6 +251,9 @@ class AgentController:
         from .turn import cell_origin, drive_turn
 
         await offer_trust(self.shell, session, self._trust_offered)
+        # only the latest turn's "Revert" card stays live (a saved notebook reads
+        # without the kernel); earlier turns are named by `/rewind` in their text
+        _settle_revert_cards()
         renderer, warning = self._attach_renderer(session, background=False)
         info = None
         if renderer.interactive and self._previous_note and session.session_id is None:
@@ -400,6 +405,15 @@ class AgentController:
         """Wait until every background turn (queued ones included) has finished."""
         if self._tasks is not None:
             await self._tasks.wait()
+
+
+def _settle_revert_cards() -> None:
+    """Turn the live "Revert" cards into plain text (``revert_card.settle_all``)."""
+    import sys
+
+    cards = sys.modules.get("magics._live.revert_card")  # loaded only if a card was shown
+    if cards is not None:
+        cards.settle_all()
 
 
 def _unavailable_reason(session: AgentSession) -> str | None:

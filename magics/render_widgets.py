@@ -56,7 +56,7 @@ from ._live.coalesce import Paintable, Painter
 from ._live.fmt import COLORS, duration, key_argument, whole_seconds
 from ._live.lines import error_bundle, footer_bundle, line_bundle
 from ._live.parts import AnswerStream, Line, TextPart, ThinkingPart, ToolRow, WidgetPart
-from ._live.revert_card import RevertCard
+from ._live.revert_card import RevertCard, track
 from ._live.surface import BoxSurface, CellSurface, Surface
 from .render_base import ToolLookup, dispatch
 from .render_text import revert_hint
@@ -262,8 +262,10 @@ class WidgetRenderer:
         if revert is None:
             return
         if revert.files:
-            self.revert_card = RevertCard(revert)
-            self._add(WidgetPart(self._surface, self.revert_card.widget))
+            card = self.revert_card = RevertCard(revert)
+            part = WidgetPart(self._surface, card.widget, card.static_bundle)
+            track(card, part)  # live after the turn; settled when the kernel goes away
+            self._add(part)
         for line in revert_hint(revert)[1 if revert.files else 0 :]:
             self._add(Line(self._surface, line_bundle(line, COLORS["muted"])))
 

@@ -1,8 +1,9 @@
 """Reverting a turn from its cell, in a real JupyterLab driven in Debian's
 chromium: the cell's footer offers "Revert 2 files"; a click shows the diff
-preview, Restore puts the edited file back and deletes the created one. A
-file changed since the turn is shown as such and Restore is not offered;
-only "Overwrite changed files too" overwrites it.
+preview, Restore puts the edited file back and deletes the created one; the
+next turn turns that card into plain text. A file changed since the turn is
+shown as such and Restore is not offered; only "Overwrite changed files
+too" overwrites it.
 
 Run only these: ``pytest -m browser``. Skipped when chromium, JupyterLab or
 Playwright is missing (``.ci/run`` installs them).
@@ -127,7 +128,11 @@ def test_revert_a_turn_from_its_cell(page: Page, project: Path) -> None:
     card.screenshot(path=str(ARTIFACTS / "revert-done.png"))
 
     # 4. A file the person changed after the turn is shown, not silently overwritten.
+    #    (The next turn settles the first card into text a saved notebook keeps.)
+    first = cell
     cell = run(page, 1)
+    expect(first.locator(".jp-Cell-outputArea")).to_contain_text("Reverted 2 files of this turn")
+    expect(first.locator(".mewcode-revert")).to_have_count(0)
     card = cell.locator(".mewcode-revert")
     notes.write_text("HELLO\nmy own line\n")
     card.get_by_role("button", name="Revert 1 file").click()

@@ -7,6 +7,13 @@ out and the card shows what happened. Files changed since are overwritten
 only by the explicit "Overwrite changed files too" button. The work is the
 core's (``checkpoints.TurnRevert``); clicks may arrive on a kernel subshell's
 thread, and each is handled there, one at a time.
+
+Unlike the approval cards, this card outlives its turn: its clicks come
+later. So that a saved notebook still reads without a kernel, only the
+latest turn's card is live: the controller replaces the live cards by
+their static form (``static_bundle``: what happened, or the ``/rewind
+SESSION:N`` that reverts the turn) when the next agent turn starts and when
+the kernel shuts down or restarts (``settle_all``).
 """
 
 from __future__ import annotations
@@ -20,9 +27,14 @@ import traitlets as t
 
 from mewcode_kernel.core.checkpoints import RevertPlan, TurnRevert
 
-from .fmt import COLORS, esc
+from .fmt import COLORS, MUTED, esc
+from .parts import WidgetPart
+from .surface import Bundle
 
-__all__ = ["RevertCard", "RevertWidget", "plan_html"]
+__all__ = ["RevertCard", "RevertWidget", "plan_html", "settle_all", "track"]
+
+#: the cards shown and not yet settled, each with the part that shows it
+_LIVE: list[tuple[RevertCard, WidgetPart]] = []
 
 _STATIC = Path(__file__).with_name("static")
 _DIFF_BOX = (
@@ -144,7 +156,42 @@ class RevertCard:
         self._show("done", f'<div style="color:{COLORS["ok"]}">{esc(head)}</div>{plan_html(plan)}')
         return plan
 
+    def static_bundle(self) -> Bundle:
+        """The card without the widget, for a saved notebook."""
+        plan = self.last
+        if plan is not None and plan.applied:
+            done = sum(1 for i in plan.items if i.outcome in ("restored", "deleted"))
+            head = f"↶ Reverted {done} file{'s' if done != 1 else ''} of this turn"
+            lines = [f"{i.shown}: {i.outcome}" for i in plan.items]
+            html = f'<div style="{MUTED}">{esc(head)}:</div>{plan_html(plan)}'
+            text = head + ":\n" + "\n".join(lines)
+            return {"text/html": html, "text/markdown": text, "text/plain": text}
+        files = self.revert.files
+        names = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+        command = f"/rewind {self.revert.label}"
+        text = (
+            f"↶ this turn changed {len(files)} file{'s' if len(files) != 1 else ''} ({names}): "
+            f"`%agent {command}` reverts {'it' if len(files) == 1 else 'them'}"
+        )
+        html = (
+            f'<div class="mewcode-revert-static" style="{MUTED}">{esc(text.split("`")[0])}'
+            f"<code>%agent {esc(command)}</code> reverts {'it' if len(files) == 1 else 'them'}</div>"
+        )
+        return {"text/html": html, "text/markdown": text, "text/plain": text}
+
     def _show(self, state: str, body: str) -> None:
         with self.widget.hold_sync():
             self.widget.body = body
             self.widget.state = state
+
+
+def track(card: RevertCard, part: WidgetPart) -> None:
+    """Remember a card shown by ``part`` until ``settle_all``."""
+    _LIVE.append((card, part))
+
+
+def settle_all() -> int:
+    """Replace every live card by its static form (the kernel is going away);
+    returns how many were replaced."""
+    cards, _LIVE[:] = list(_LIVE), []
+    return sum(part.finalize() for _, part in cards)
