@@ -43,7 +43,6 @@ class TurnCheckpoints:
         self._turn = 0
         self._origin: dict[str, Any] = {}
         self._record: TurnRecord | None = None
-        self.errors: list[str] = []
 
     @property
     def turn(self) -> int:
@@ -73,7 +72,6 @@ class TurnCheckpoints:
             self._origin = dict(origin or {})
             self._record = None
             self._git_before = None
-            self.errors = []
             return self._turn
 
     def before_write(self, path: Path, shown: str) -> None:
