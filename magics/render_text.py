@@ -29,6 +29,7 @@ from mewcode_kernel.core.events import (
     ApprovalRequested,
     ApprovalResolved,
     AssistantMessage,
+    HookRan,
     Notice,
     PermissionDecided,
     RetryScheduled,
@@ -42,7 +43,7 @@ from mewcode_kernel.core.tools import Tool
 
 from .render_base import ToolLookup, dispatch
 
-__all__ = ["TextRenderer", "parse_answer", "revert_hint", "tool_summary"]
+__all__ = ["TextRenderer", "hook_line", "parse_answer", "revert_hint", "tool_summary"]
 
 DisplayFn = Callable[..., Any]
 AskLine = Callable[[str], Awaitable[str]]
@@ -80,6 +81,16 @@ def revert_hint(revert: TurnRevert) -> list[str]:
     if revert.commands:
         lines.append(f"↶ {'; '.join(revert.commands)} — {revert.commands_note}")
     return lines
+
+
+def hook_line(event: HookRan) -> str:
+    """``⚓ hook NAME · EVENT · OUTCOME: detail``, the detail's first line."""
+    detail = next((ln.strip() for ln in event.detail.splitlines() if ln.strip()), "")
+    if len(detail) > 160:
+        detail = detail[:159] + "…"
+    return f"⚓ hook {event.name} · {event.event} · {event.outcome}" + (
+        f": {detail}" if detail else ""
+    )
 
 
 def parse_answer(reply: str) -> ApprovalAnswer:
@@ -246,6 +257,10 @@ class TextRenderer:
             self._line(f"  ↳ {mark} {tool_summary(nested.call, tool=self._tool(nested.call.name))}")
         elif isinstance(nested, Notice) and nested.level != "info":
             self._line(f"  ↳ {_NOTICE_MARK[nested.level]} {nested.message}")
+
+    def on_hook_ran(self, event: HookRan) -> None:
+        """One line per hook run (no timing: saved notebooks must compare)."""
+        self._line(hook_line(event))
 
     def on_retry_scheduled(self, event: RetryScheduled) -> None:
         self._line(f"↻ retrying ({event.attempt}/{event.max_attempts}): {event.reason}")

@@ -35,6 +35,7 @@ from mewcode_kernel.core.events import (
     ApprovalRequested,
     ApprovalResolved,
     AssistantMessage,
+    HookRan,
     ModelRequestStarted,
     Notice,
     PermissionDecided,
@@ -54,7 +55,7 @@ from ._live.call_view import change_of
 from ._live.card import ApprovalCard, card_with_answer
 from ._live.coalesce import Paintable, Painter
 from ._live.fmt import COLORS, duration, key_argument, whole_seconds
-from ._live.lines import error_bundle, footer_bundle, line_bundle
+from ._live.lines import error_bundle, footer_bundle, hook_bundle, line_bundle
 from ._live.parts import AnswerStream, Line, TextPart, ThinkingPart, ToolRow, WidgetPart
 from ._live.revert_card import RevertCard, track
 from ._live.surface import BoxSurface, CellSurface, Surface
@@ -388,6 +389,9 @@ class WidgetRenderer:
         else:
             state = "failed" if result.is_error else "done"
             self._set_row(row, state=state, result=result.text, seconds=event.duration)
+
+    def on_hook_ran(self, event: HookRan) -> None:
+        self._add(Line(self._surface, hook_bundle(event)))
 
     def on_notice(self, event: Notice) -> None:
         text = f"{_NOTICE_GLYPH[event.level]} {event.message}"

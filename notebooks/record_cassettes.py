@@ -228,6 +228,39 @@ SCRIPTS: dict[str, list[WireStep]] = {
     ],
 }
 
+SCRIPTS["hooks"] = [
+    reply(
+        text="I'll remove it.",
+        tool_calls=[("bash", {"command": "rm -rf build"})],
+        usage=usage(40, 0, 2950, 30),
+    ),
+    reply(
+        text=(
+            "A project hook blocked `rm -rf build`: this project does not allow `rm -rf`, and "
+            "asks to move files to `trash/` instead. Should I move `build/` to `trash/`?"
+        ),
+        usage=usage(90, 2950, 0, 40),
+    ),
+    reply(
+        tool_calls=[
+            (
+                "write_file",
+                {
+                    "path": "app.py",
+                    "content": (
+                        'def add(a, b):\n    """Return the sum of a and b."""\n    return a + b\n'
+                    ),
+                },
+            )
+        ],
+        usage=usage(60, 3040, 0, 60),
+    ),
+    reply(
+        text="Added a docstring to `add()` (ticket DEMO-42); the lint hook reports 0 warnings.",
+        usage=usage(80, 3100, 0, 25),
+    ),
+]
+
 
 class Routed:
     """Script steps for a notebook whose subagents run concurrently with the

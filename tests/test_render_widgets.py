@@ -16,6 +16,7 @@ from magics.render_widgets import WidgetRenderer
 from mewcode_kernel.core.commands import CommandResult
 from mewcode_kernel.core.events import (
     AssistantMessage,
+    HookRan,
     ModelRequestStarted,
     Notice,
     PermissionDecided,
@@ -310,3 +311,27 @@ async def test_a_running_tool_shows_its_elapsed_time() -> None:
     r.painter.flush()
     assert cell.rows() == ["◐ bash sleep 30 · running · 12 s"]
     r.finish(None, cancelled=True)
+
+
+async def test_a_hook_run_is_a_collapsed_row_that_expands_to_its_output() -> None:
+    cell = FakeCell()
+    r = renderer(cell)
+    r.on_event(
+        HookRan(
+            event="PreToolUse",
+            name="guard",
+            outcome="blocked",
+            seconds=0.12,
+            detail="no rm -rf here",
+            output="checked: rm -rf build/\nno rm -rf here",
+        )
+    )
+    r.on_event(HookRan(event="Stop", name="notify", outcome="started", seconds=0.0))
+    r.finish(None)
+    blocked, started = cell.statics("mewcode-hook")
+    html = blocked["text/html"]
+    assert "<details" in html and "<summary" in html
+    assert "⚓ PreToolUse · guard · blocked · 0.1 s" in html
+    assert "no rm -rf here" in html and "checked: rm -rf build/" in html
+    assert blocked["text/plain"] == "⚓ PreToolUse · guard · blocked · 0.1 s: no rm -rf here"
+    assert started["text/plain"] == "⚓ Stop · notify · started"  # async: no duration

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from mewcode_kernel.core.events import TurnDone
+from mewcode_kernel.core.events import HookRan, TurnDone
 
-from .fmt import COLORS, MUTED, duration, esc, usage_line
+from .fmt import COLORS, MUTED, duration, esc, pre, usage_line
 from .surface import Bundle
 
-__all__ = ["error_bundle", "footer_bundle", "line_bundle"]
+__all__ = ["error_bundle", "footer_bundle", "hook_bundle", "line_bundle"]
 
 _ENDINGS = {
     "end_turn": ("✓", "done", COLORS["ok"]),
@@ -24,6 +24,28 @@ _ENDINGS = {
 
 def line_bundle(text: str, color: str) -> Bundle:
     return {"text/html": f'<div style="color:{color}">{esc(text)}</div>', "text/plain": text}
+
+
+_HOOK_COLOR = {"blocked": COLORS["error"], "failed": COLORS["warn"], "deny": COLORS["error"]}
+
+
+def hook_bundle(event: HookRan) -> Bundle:
+    """A hook run as a collapsed row (``⚓ PreToolUse · guard · blocked · 0.1 s``)
+    that expands to why and what it printed."""
+    took = "" if event.outcome == "started" else f" · {duration(event.seconds)}"
+    summary = f"⚓ {event.event} · {event.name} · {event.outcome}{took}"
+    color = _HOOK_COLOR.get(event.outcome, COLORS["muted"])
+    body = []
+    if event.detail:
+        body.append(f'<div style="{MUTED}">{esc(event.detail)}</div>')
+    body.append(pre(event.output) if event.output else f'<div style="{MUTED}">(no output)</div>')
+    html = (
+        '<details class="mewcode-hook" style="margin:1px 0">'
+        f'<summary style="cursor:pointer;color:{color}">{esc(summary)}</summary>'
+        f'<div style="margin:2px 0 4px 1.3em">{"".join(body)}</div></details>'
+    )
+    text = summary + (f": {event.detail}" if event.detail else "")
+    return {"text/html": html, "text/plain": text}
 
 
 def error_bundle(message: str) -> Bundle:

@@ -34,6 +34,7 @@ from .context.report import ContextReport
 from .conversation import Conversation
 from .errors import ConfigError
 from .events import AgentEvent, Notice, TurnDone
+from .hooks import HookEngine
 from .lifecycle import Lifecycle, LifecycleDispatcher, NullDispatcher
 from .mcp import McpToolset
 from .messages import Message, scrub_surrogates
@@ -47,6 +48,7 @@ from .session import LoadedSession, SessionStore, SessionWriter, resolve_session
 from .skills import SkillCatalog, SkillsToolset
 from .subagents import (
     AgentDefinition,
+    SubagentRequest,
     SubagentRunner,
     child_tools,
     is_read_only_role,
@@ -107,6 +109,8 @@ class AgentSession:
         self.root = root
         self.mcp = mcp
         self._owns_mcp = owns_mcp
+        #: The hook rules in use (``None``: the dispatcher is someone else's, or none).
+        self.hooks: HookEngine | None = None
         self.config = config
         self.settings = settings
         self.state = ConversationState()
@@ -245,7 +249,33 @@ class AgentSession:
         self.agent.sandbox = self.safety.sandbox
         self.agent.ctx = self._run_context(gate, self.session_dir)
         self.safety.watch(gate, self.agent.tools)
+        self._reload_hooks()
         return self.safety.trust
+
+    # --- hooks -----------------------------------------------------------------
+
+    def use_hooks(self, engine: HookEngine) -> None:
+        """Run ``engine``'s rules on this session's lifecycle events (subagents
+        share them); the rules it rejected are said before the next turn."""
+        self.hooks = engine
+        self.lifecycle.dispatcher = engine
+        engine.run_subagent = self._hook_subagent
+        engine.on_late = lambda message: self._pending_notices.append(
+            Notice(level="warning", message=message)
+        )
+        self._pending_notices += [Notice(level="warning", message=p) for p in engine.problems()]
+
+    def _reload_hooks(self) -> None:
+        """Read the hook files again: a new session, or the project was trusted."""
+        if self.hooks is not None:
+            problems = self.hooks.reload()
+            self._pending_notices += [Notice(level="warning", message=p) for p in problems]
+
+    async def _hook_subagent(self, name: str, prompt: str) -> str:
+        """A hook's subagent action: run subagent ``name`` on ``prompt``; its answer."""
+        ctx = RunContext(root=self.root, session_dir=self.session_dir, services=self.agent)
+        request = SubagentRequest(prompt=prompt, description=f"hook: {name}", subagent_type=name)
+        return await self.subagents.run(ctx, request)
 
     # --- what front ends change between turns ----------------------------------
 
@@ -322,8 +352,8 @@ class AgentSession:
         assert self._writer is not None
         self.checkpoints.begin(self._writer.path, self._writer.id, origin)
         outcome = await self.lifecycle.fire("UserPromptSubmit", prompt=prompt)
-        for notice in outcome.notices:
-            yield notice
+        for shown_event in outcome.events:
+            yield shown_event
         if outcome.blocked or outcome.stop:
             why = outcome.reason if outcome.blocked else outcome.stop_reason
             by = f" by hook {outcome.by}" if outcome.by else ""
@@ -385,8 +415,8 @@ class AgentSession:
             outcome = await self.lifecycle.fire("SessionStart", source=self._next_start)
             for text in outcome.context:
                 self.state.add_reminder(text)
-            for notice in outcome.notices:
-                yield notice
+            for shown_event in outcome.events:
+                yield shown_event
         if check_size and self.context.check_size:
             async for event in self.context.compact_if_too_large(self.conversation):
                 yield event
@@ -483,6 +513,7 @@ class AgentSession:
         self.conversation = Conversation()
         self.state.reset()
         self.lifecycle.reset()
+        self._reload_hooks()
         self.context.check_size = False
         self._next_start = "clear"
         await asyncio.to_thread(self.skills.catalog.reload)
@@ -505,6 +536,7 @@ class AgentSession:
         self._close_writer()
         self.state.reset()
         self.lifecycle.reset()
+        self._reload_hooks()
         await asyncio.to_thread(self.skills.catalog.reload)
         self._refresh_system_prompt()
         self._writer = writer
@@ -578,6 +610,8 @@ class AgentSession:
         its toolsets, its file and its provider (a replay checks for drift here)."""
         try:
             await self._end("exit")
+            if self.hooks is not None:
+                await self.hooks.aclose()
             self.subagents.close()
             if self._owns_tasks:
                 await self.tasks.aclose()
@@ -641,6 +675,16 @@ def open_session(
         mcp=servers,
         owns_mcp=mcp is None,
     )
+    if hooks is None:
+        session.use_hooks(
+            HookEngine(
+                root_path,
+                home=home,
+                sandbox=lambda: session.safety.sandbox,
+                redact=lambda text: session.safety.redactor.redact(text),
+                tools=lambda name: session.tools.get(name),
+            )
+        )
     if mcp is None and servers is not None:
         # this session's servers: confined by its sandbox, trusted with its project
         servers.sandbox_wrap = session.safety.sandbox.wrap

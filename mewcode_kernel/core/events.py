@@ -20,6 +20,7 @@ __all__ = [
     "ApprovalResolved",
     "AssistantMessage",
     "CompactTrigger",
+    "HookRan",
     "ModelEvent",
     "ModelRequestStarted",
     "Notice",
@@ -185,6 +186,22 @@ class Notice:
     message: str
 
 
+@dataclass(**_EV)
+class HookRan:
+    """One hook ran for a lifecycle event: ``outcome`` in a word (``passed``,
+    ``blocked``, ``failed``, ``added context``, ``started`` for an async
+    rule, ...), ``detail`` (the block's or failure's reason), ``output``
+    (what it printed, secrets taken out) and how long it took."""
+
+    kind: Literal["hook_ran"] = field(default="hook_ran", init=False)
+    event: str
+    name: str
+    outcome: str
+    seconds: float
+    detail: str = ""
+    output: str = ""
+
+
 CompactTrigger = Literal["auto", "manual", "resume"]
 
 
@@ -245,6 +262,7 @@ AgentEvent = (
     | ToolProgress
     | ToolFinished
     | Notice
+    | HookRan
     | PreCompact
     | PostCompact
     | TurnDone

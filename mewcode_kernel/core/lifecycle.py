@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_args
 
-from .events import Notice
+from .events import AgentEvent, HookRan, Notice
 
 __all__ = [
     "BLOCKING_EVENTS",
@@ -62,13 +62,17 @@ BLOCKING_EVENTS: frozenset[HookEvent] = frozenset({"PreToolUse", "UserPromptSubm
 class HookOutcome:
     """What the dispatcher's hooks decided for one event.
 
-    * ``blocked`` (blocking events only) with ``reason``, by the hook ``by``;
+    * ``blocked`` with ``reason``, by the hook ``by``: on a blocking event the
+      prompt or call does not go ahead; after ``PostToolUse`` the reason is
+      told to the model;
     * ``context``: texts for the model's next request;
     * ``updated_input``: a ``PreToolUse`` hook's replacement arguments;
     * ``permission``: a ``PreToolUse`` hook's permission decision
       (``allow`` skips the check, ``deny`` refuses, ``ask`` asks the person);
     * ``stop`` with ``stop_reason``: end the turn after this event;
-    * ``messages``: lines to show the person (not the model).
+    * ``messages``: lines to show the person (not the model);
+      ``warnings``: the same for what went wrong (a hook that failed);
+    * ``runs``: one ``HookRan`` per hook that ran (rows in the cell).
     """
 
     blocked: bool = False
@@ -81,11 +85,20 @@ class HookOutcome:
     stop: bool = False
     stop_reason: str = ""
     messages: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    runs: tuple[HookRan, ...] = ()
 
     @property
     def notices(self) -> list[Notice]:
-        """The ``messages``, as events for the person."""
-        return [Notice(level="info", message=m) for m in self.messages]
+        """The ``warnings`` and ``messages``, as events for the person."""
+        return [Notice(level="warning", message=m) for m in self.warnings] + [
+            Notice(level="info", message=m) for m in self.messages
+        ]
+
+    @property
+    def events(self) -> list[AgentEvent]:
+        """What the cell shows: a row per hook run, then the notices."""
+        return [*self.runs, *self.notices]
 
 
 NOTHING = HookOutcome()

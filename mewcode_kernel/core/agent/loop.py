@@ -181,6 +181,15 @@ class Agent:
         if self.gate.mode == "dontAsk":
             return False
         ctx.emit(ApprovalRequested(call=call, reason=reason))
+        shown = await self.lifecycle.fire(
+            "Notification",
+            kind="permission_prompt",
+            detail=reason,
+            message=f"MewCode needs your permission to use {call.name}",
+            tool_name=call.name,
+        )
+        for event in shown.events:
+            ctx.emit(event)
         answer = await self.approval_handler(
             ApprovalRequest(call=call, tool=tool, reason=reason, cwd=ctx.root)
         )
@@ -254,8 +263,8 @@ class Agent:
                 continue
             for text in outcome.context:
                 self.state.add_reminder(text)
-            for notice in outcome.notices:
-                yield notice
+            for shown_event in outcome.events:
+                yield shown_event
 
     def done(
         self, reason: str, text: str, usage: Usage, turns: int, error: str | None = None
@@ -465,8 +474,8 @@ class _Turn:
         queued for the model (hooks, compaction) as reminder blocks."""
         agent = self.agent
         outcome = await agent.lifecycle.fire("PreUserMessage", iter=self.turn + 1)
-        for notice in outcome.notices:
-            yield notice
+        for shown_event in outcome.events:
+            yield shown_event
         queued = [*(context or ()), *agent.state.take_reminders(), *outcome.context]
         if queued:
             extra = [TextBlock(text=render_reminder(c)) for c in queued if c.strip()]
@@ -482,8 +491,8 @@ class _Turn:
             self.conversation.append(
                 Message(role="user", content=[TextBlock(text=render_reminder(c)) for c in queued])
             )
-        for notice in outcome.notices:
-            yield notice
+        for shown_event in outcome.events:
+            yield shown_event
 
     async def _stream_failed(self, message: str) -> AsyncIterator[AgentEvent]:
         agent = self.agent
@@ -491,8 +500,8 @@ class _Turn:
         outcome = await agent.lifecycle.fire(
             "Notification", kind="stream_error", detail=message, message=message
         )
-        for notice in outcome.notices:
-            yield notice
+        for shown_event in outcome.events:
+            yield shown_event
         yield agent.done("error", self.final_text, self.usage, self.turn, error=message)
 
     async def _stop(self, reason: str) -> AsyncIterator[AgentEvent]:
@@ -505,8 +514,8 @@ class _Turn:
             stop_hook_active=False,
             last_assistant_message=self.final_text,
         )
-        for notice in outcome.notices:
-            yield notice
+        for shown_event in outcome.events:
+            yield shown_event
 
     def _begin_response(self, request: ModelRequest) -> None:
         self.in_flight = request

@@ -123,8 +123,8 @@ async def _check(
     hook = await agent.lifecycle.fire(
         "PreToolUse", tool_name=call.name, tool_input=dict(call.input), tool_use_id=call.id
     )
-    for notice in hook.notices:
-        yield notice
+    for shown_event in hook.events:
+        yield shown_event
     rnd.context.extend(hook.context)
     if hook.stop:
         rnd.stop = hook.stop_reason or "a hook ended the turn"
@@ -190,8 +190,8 @@ async def _ask(
         message=f"MewCode needs your permission to use {call.name}",
         tool_name=call.name,
     )
-    for notice in shown.notices:
-        yield notice
+    for shown_event in shown.events:
+        yield shown_event
     request = ApprovalRequest(
         call=call, tool=t, reason=reason, rules=tuple(agent.gate.suggest(call, t)), cwd=ctx.root
     )
@@ -268,8 +268,8 @@ async def _execute(
                 is_error=result.is_error,
                 duration_ms=round(item.duration * 1000),
             )
-            for notice in hook.notices:
-                yield notice
+            for shown_event in hook.events:
+                yield shown_event
             rnd.context.extend(hook.context)
             if hook.blocked and hook.reason:
                 rnd.context.append(f"[hook {hook.by}] {hook.reason}")

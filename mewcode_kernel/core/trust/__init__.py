@@ -10,7 +10,7 @@ directories, hooks, MCP servers, provider URLs and sandbox loosening.
 
 from __future__ import annotations
 
-from .items import PROJECT_FILES, TrustItem, TrustKind, project_items
+from .items import PROJECT_FILES, TrustItem, TrustKind, hook_items, project_items
 from .store import TRUST_FILE, TrustStore
 from .trust import (
     TRUST_ENV,
@@ -34,6 +34,7 @@ __all__ = [
     "approve_project",
     "assess_project",
     "describe",
+    "hook_items",
     "project_items",
     "project_may_use",
 ]

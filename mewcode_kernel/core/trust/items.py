@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import yaml
 
-__all__ = ["PROJECT_FILES", "TrustItem", "TrustKind", "project_items"]
+__all__ = ["PROJECT_FILES", "TrustItem", "TrustKind", "hook_items", "project_items"]
 
 TrustKind = Literal[
     "provider", "allow_rule", "mode", "additional_dir", "hooks", "mcp_server", "sandbox"
@@ -91,6 +91,19 @@ def project_items(root: Path, *, user_network: str | None = None) -> list[TrustI
         else:
             found += _settings(rel, data)
     return found
+
+
+def hook_items(rel: str, data: Any) -> list[TrustItem]:
+    """The ``hooks`` items of one project file's parsed ``data`` (``rel`` one of
+    ``PROJECT_FILES``): what the hooks loader compares with the trusted items,
+    so that only the content the person approved ever runs."""
+    if rel == ".mewcode/hooks.yaml":
+        found = _hook_file(rel, data)
+    elif rel in (".claude/settings.json", ".claude/settings.local.json"):
+        found = _settings(rel, data)
+    else:
+        return []
+    return [i for i in found if i.kind == "hooks"]
 
 
 def _read(path: Path) -> Any:

@@ -1,0 +1,347 @@
+"""``HookEngine``: the ``LifecycleDispatcher`` that runs the user's hook rules.
+
+For each event, the rules for it run in order (project file, user file,
+Claude Code settings), each when its condition (or Claude Code matcher)
+holds and, for ``only_once`` rules, only the first time in a session. The
+first rule that blocks a blocking event ends that event's rules. A hook that
+fails (exit code, timeout, crash, bad JSON, HTTP error) passes: the cell
+says so in one line and ``/hooks`` counts it. ``async`` rules run detached:
+they never block or add anything, and are cancelled when the engine closes
+(kernel shutdown).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..events import HookRan
+from ..lifecycle import BLOCKING_EVENTS, NOTHING, HookEvent, HookOutcome
+from ..sandbox import Sandbox
+from ..tools.base import Tool
+from .actions import Ran, RunSubagent, hook_env, payload_line, run_http, run_shell, run_subagent
+from .loader import HookSet, load_hooks
+from .rules import HookRule
+from .verdict import Verdict
+
+__all__ = ["HookEngine", "RuleStats"]
+
+#: Set while a hook's subagent runs: its own tool calls fire events too, and a
+#: subagent action there would start another subagent, and so on.
+_IN_HOOK_AGENT: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "mewcode_in_hook_agent", default=False
+)
+_SHOWN_OUTPUT = 8_000
+
+
+@dataclass(kw_only=True)
+class RuleStats:
+    """What ``/hooks`` shows of one rule: runs, failures, the last outcomes."""
+
+    runs: int = 0
+    failures: int = 0
+    last: deque[str] = field(default_factory=lambda: deque(maxlen=3))
+
+
+class HookEngine:
+    """Runs the rules ``load_hooks(root, home=home)`` finds (see ``reload``).
+
+    ``sandbox`` gives the session's OS sandbox of the moment; ``redact`` takes
+    secrets out of what hooks print; ``tools`` finds a tool by name (for
+    Claude Code matchers and payloads); ``run_subagent(name, prompt)`` runs a
+    subagent and returns its answer; ``on_late`` receives the notices of
+    async rules, which finish after their event.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        home: Path | None = None,
+        sandbox: Callable[[], Sandbox | None] = lambda: None,
+        redact: Callable[[str], str] = lambda text: text,
+        tools: Callable[[str], Tool | None] = lambda name: None,
+        run_subagent: RunSubagent | None = None,
+        on_late: Callable[[str], None] | None = None,
+        loader: Callable[..., HookSet] = load_hooks,
+    ) -> None:
+        self.root = root
+        self.home = home
+        self._sandbox = sandbox
+        self._redact = redact
+        self._tools = tools
+        self.run_subagent = run_subagent
+        self.on_late = on_late
+        self._loader = loader
+        self.hooks = HookSet()
+        self.stats: dict[str, RuleStats] = {}
+        self._once: set[str] = set()
+        self._detached: set[asyncio.Task[None]] = set()
+        self.reload()
+
+    # --- rules ------------------------------------------------------------------------
+
+    @property
+    def rules(self) -> list[HookRule]:
+        return self.hooks.rules
+
+    def reload(self) -> list[str]:
+        """Read the hook files again (a new session, the project trusted);
+        returns the problems, one line each."""
+        self.hooks = self._loader(self.root, home=self.home)
+        return self.problems()
+
+    def problems(self) -> list[str]:
+        return [str(p) for p in self.hooks.problems]
+
+    def stats_for(self, rule: HookRule) -> RuleStats:
+        return self.stats.setdefault(rule.name, RuleStats())
+
+    # --- the LifecycleDispatcher protocol --------------------------------------------
+
+    def reset(self) -> None:
+        self._once.clear()
+
+    async def dispatch(self, event: HookEvent, payload: Mapping[str, Any]) -> HookOutcome:
+        rules = [r for r in self.hooks.rules if r.event == event]
+        if not rules:
+            return NOTHING
+        blocking = event in BLOCKING_EVENTS
+        runs: list[HookRan] = []
+        warnings: list[str] = []
+        messages: list[str] = []
+        context: list[str] = []
+        verdicts: list[tuple[HookRule, Verdict]] = []
+        blocked_by: tuple[HookRule, Verdict] | None = None
+        for rule in rules:
+            if rule.only_once and rule.name in self._once:
+                continue
+            if rule.action.type == "subagent" and _IN_HOOK_AGENT.get():
+                continue
+            view = self._view(rule, payload)
+            if not self._applies(rule, payload, view):
+                continue
+            if rule.only_once:
+                self._once.add(rule.name)
+            if rule.run_async:
+                self._detach(rule, event, view)
+                runs.append(HookRan(event=event, name=rule.name, outcome="started", seconds=0.0))
+                continue
+            started = time.perf_counter()
+            ran = await self._run(rule, event, view)
+            seconds = time.perf_counter() - started
+            verdict = ran.verdict
+            self._record(rule, verdict)
+            runs.append(self._row(rule, event, ran, seconds))
+            if verdict.failure is not None:
+                warnings.append(self._failed(rule, event, verdict.failure))
+                continue
+            if verdict.message:
+                messages.append(f"[hook {rule.name}] {self._redact(verdict.message)}")
+            context += [self._redact(c) for c in verdict.context]
+            verdicts.append((rule, verdict))
+            if verdict.blocked and (blocking or event == "PostToolUse"):
+                blocked_by = (rule, verdict)
+                if blocking:
+                    break  # the first block ends this event's rules
+        return self._outcome(
+            event, payload, verdicts, blocked_by, context, messages, warnings, runs
+        )
+
+    async def aclose(self) -> None:
+        """Cancel the async rules still running (kernel shutdown)."""
+        detached, self._detached = list(self._detached), set()
+        for task in detached:
+            task.cancel()
+        if detached:
+            await asyncio.gather(*detached, return_exceptions=True)
+
+    # --- helpers -----------------------------------------------------------------------
+
+    def _outcome(
+        self,
+        event: HookEvent,
+        payload: Mapping[str, Any],
+        verdicts: list[tuple[HookRule, Verdict]],
+        blocked_by: tuple[HookRule, Verdict] | None,
+        context: list[str],
+        messages: list[str],
+        warnings: list[str],
+        runs: list[HookRan],
+    ) -> HookOutcome:
+        updated: dict[str, Any] | None = None
+        permission: Any = None
+        permission_by, permission_reason = "", ""
+        stop, stop_reason = False, ""
+        rank = {"allow": 1, "ask": 2, "deny": 3}  # the strictest decision wins
+        for rule, v in verdicts:
+            if v.updated_input is not None and event == "PreToolUse":
+                updated = self._input_back(rule, payload, v.updated_input)
+            if v.permission is not None and event == "PreToolUse":
+                if permission is None or rank[v.permission] > rank[permission]:
+                    permission, permission_by = v.permission, rule.name
+                    permission_reason = self._redact(v.permission_reason)
+            if v.stop and not stop:
+                stop, stop_reason = True, self._redact(v.stop_reason) or f"hook {rule.name}"
+        blocked, reason, by = False, "", ""
+        if blocked_by is not None:
+            rule, v = blocked_by
+            blocked, reason = True, self._redact(v.reason) or "blocked by hook"
+            by = rule.name
+        elif permission is not None:
+            by = permission_by
+        return HookOutcome(
+            blocked=blocked,
+            reason=reason,
+            by=by,
+            context=tuple(context),
+            updated_input=updated,
+            permission=permission,
+            permission_reason=permission_reason,
+            stop=stop,
+            stop_reason=stop_reason,
+            messages=tuple(messages),
+            warnings=tuple(warnings),
+            runs=tuple(runs),
+        )
+
+    def _applies(self, rule: HookRule, payload: Mapping[str, Any], view: Mapping[str, Any]) -> bool:
+        if rule.condition is not None and not rule.condition.holds(view):
+            return False
+        if rule.pattern is None:
+            return True
+        value = str(payload.get(rule.pattern_field, "") or "")
+        names = {value}
+        if rule.pattern_field == "tool_name":
+            tool = self._tools(value)
+            if tool is not None:
+                names |= set(tool.aliases)
+        return any(rule.pattern.fullmatch(n) for n in names)
+
+    def _view(self, rule: HookRule, payload: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The payload as ``rule`` sees it: Claude Code's rules get Claude Code's
+        tool names and ``file_path`` (absolute), beside the fields of MewCode."""
+        if not rule.claude or "tool_name" not in payload:
+            return payload
+        tool = self._tools(str(payload["tool_name"]))
+        view = dict(payload)
+        if tool is not None and tool.aliases:
+            view["tool_name"] = sorted(tool.aliases)[0]
+        args = payload.get("tool_input")
+        path = ""
+        if isinstance(args, Mapping) and isinstance(args.get("path"), str):
+            path = str(self.root / args["path"])
+            if "file_path" not in args:
+                view["tool_input"] = {**args, "file_path": path}
+        if "tool_response" in payload:
+            # Claude Code's hooks read the response as an object
+            text = str(payload.get("tool_response") or "")
+            response: dict[str, Any] = {"success": not payload.get("is_error"), "output": text}
+            response["stdout" if not path else "filePath"] = text if not path else path
+            view["tool_response"] = response
+        return view
+
+    def _input_back(
+        self, rule: HookRule, payload: Mapping[str, Any], updated: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A Claude Code hook's ``updatedInput`` in the tool's own argument names."""
+        original = payload.get("tool_input")
+        if not rule.claude or not isinstance(original, Mapping):
+            return updated
+        updated = dict(updated)
+        if "file_path" in updated and "path" in original and "file_path" not in original:
+            updated["path"] = updated.pop("file_path")
+        return updated
+
+    async def _run(self, rule: HookRule, event: HookEvent, payload: Mapping[str, Any]) -> Ran:
+        action = rule.action
+        try:
+            if action.type == "shell":
+                sandbox = self._sandbox()
+                wrap = None
+                if sandbox is not None and sandbox.active:
+                    wrap = lambda argv: sandbox.wrap(argv, cwd=self.root)  # noqa: E731
+                env = hook_env(self.root, str(payload.get("session_id") or ""))
+                return await run_shell(
+                    action.command,
+                    event,
+                    payload_line(payload),
+                    cwd=self.root,
+                    env=env,
+                    timeout=rule.timeout,
+                    wrap=wrap,
+                )
+            if action.type == "prompt":
+                return Ran(verdict=Verdict(context=[action.text]))
+            if action.type == "http":
+                return await run_http(action, event, payload, rule.timeout)
+            return await asyncio.wait_for(
+                run_subagent(action, event, payload, self._subagent), rule.timeout
+            )
+        except TimeoutError:
+            return Ran(verdict=Verdict(failure=f"timed out after {rule.timeout:g}s"))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a hook's failure must never break the turn
+            return Ran(verdict=Verdict(failure=f"crashed: {type(exc).__name__}: {exc}"))
+
+    @property
+    def _subagent(self) -> RunSubagent | None:
+        run = self.run_subagent
+        if run is None:
+            return None
+
+        async def guarded(name: str, prompt: str) -> str:
+            token = _IN_HOOK_AGENT.set(True)
+            try:
+                return await run(name, prompt)
+            finally:
+                _IN_HOOK_AGENT.reset(token)
+
+        return guarded
+
+    def _detach(self, rule: HookRule, event: HookEvent, payload: Mapping[str, Any]) -> None:
+        async def go() -> None:
+            ran = await self._run(rule, event, payload)
+            self._record(rule, ran.verdict)
+            if ran.verdict.failure is not None and self.on_late is not None:
+                self.on_late(self._failed(rule, event, ran.verdict.failure))
+
+        task = asyncio.ensure_future(go())
+        self._detached.add(task)
+        task.add_done_callback(self._detached.discard)
+
+    def _record(self, rule: HookRule, verdict: Verdict) -> None:
+        stats = self.stats_for(rule)
+        stats.runs += 1
+        if verdict.failure is not None:
+            stats.failures += 1
+            stats.last.append(f"failed: {verdict.failure}")
+        else:
+            stats.last.append(verdict.outcome)
+
+    def _row(self, rule: HookRule, event: HookEvent, ran: Ran, seconds: float) -> HookRan:
+        v = ran.verdict
+        detail = v.failure or (v.reason if v.blocked else "") or v.permission_reason
+        output = self._redact(ran.output)
+        if len(output) > _SHOWN_OUTPUT:
+            output = (
+                output[:_SHOWN_OUTPUT] + f"\n… ({len(output) - _SHOWN_OUTPUT:,} more characters)"
+            )
+        return HookRan(
+            event=event,
+            name=rule.name,
+            outcome=v.outcome,
+            seconds=seconds,
+            detail=self._redact(detail),
+            output=output,
+        )
+
+    def _failed(self, rule: HookRule, event: HookEvent, why: str) -> str:
+        return f"Hook {rule.name} ({event}) failed: {self._redact(why)}; it was ignored."

@@ -1,0 +1,166 @@
+"""Loading the hook rules of a project and its user.
+
+Order: ``<root>/.mewcode/hooks.yaml``, ``~/.mewcode/hooks.yaml``, then the
+``hooks`` of ``<root>/.claude/settings.json`` and
+``.claude/settings.local.json``. Rules are appended; a rule whose name is
+already taken is skipped ("name conflict").
+
+The project's files run only when the project is trusted
+(``core.trust``), and only the content that was trusted: each file is read
+once, and the hooks items of exactly what was read must be among the items
+the trust covers (a file changed after the approval, or between the check
+and the read, is not used). A project hook file that is a symlink leading
+out of the project is never used. The user's own file needs no trust.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..trust import TRUST_ENV, assess_project, hook_items
+from .claude import claude_rules
+from .rules import FILE, HookRule, RuleError, RuleProblem, Scope, compile_rule, rule_label
+
+__all__ = ["HookSet", "load_hooks"]
+
+MEWCODE_FILE = ".mewcode/hooks.yaml"
+CLAUDE_FILES = (".claude/settings.json", ".claude/settings.local.json")
+
+
+@dataclass(kw_only=True)
+class HookSet:
+    """The loaded rules; ``problems``: rejected rules and files;
+    ``waiting``: project files not used until the project is trusted;
+    ``sources``: the files rules came from."""
+
+    rules: list[HookRule] = field(default_factory=list)
+    problems: list[RuleProblem] = field(default_factory=list)
+    waiting: list[str] = field(default_factory=list)
+    sources: list[Path] = field(default_factory=list)
+
+
+def _parse(path: Path, text: str) -> Any:
+    return json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+
+
+def _escapes(root: Path, path: Path) -> bool:
+    """Whether ``path`` (inside ``root``) leads out of it through a symlink."""
+    try:
+        Path(os.path.realpath(path)).relative_to(os.path.realpath(root))
+    except ValueError:
+        return True
+    return False
+
+
+def _read(path: Path, shown: str, out: HookSet) -> tuple[bool, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        out.problems.append(RuleProblem(file=shown, rule=FILE, reason=f"cannot be read: {exc}"))
+        return False, None
+    try:
+        return True, _parse(path, text)
+    except (ValueError, yaml.YAMLError) as exc:
+        reason = f"is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}"
+        out.problems.append(RuleProblem(file=shown, rule=FILE, reason=" ".join(reason.split())))
+        return False, None
+
+
+def _mewcode_rules(data: Any, shown: str, path: Path, scope: Scope, out: HookSet) -> None:
+    if data is None:
+        return
+    entries = data.get("hooks") if isinstance(data, Mapping) else None
+    if not isinstance(entries, list):
+        out.problems.append(
+            RuleProblem(file=shown, rule=FILE, reason="needs a top-level 'hooks:' list")
+        )
+        return
+    for i, entry in enumerate(entries, 1):
+        try:
+            rule = compile_rule(entry, index=i, scope=scope, source=path)
+        except RuleError as exc:
+            out.problems.append(RuleProblem(file=shown, rule=rule_label(entry, i), reason=str(exc)))
+            continue
+        _add(rule, shown, out)
+
+
+def _add(rule: HookRule, shown: str, out: HookSet) -> None:
+    if any(r.name == rule.name for r in out.rules):
+        out.problems.append(
+            RuleProblem(
+                file=shown,
+                rule=repr(rule.name),
+                reason="name conflict with a previously loaded hook",
+            )
+        )
+        return
+    out.rules.append(rule)
+    if rule.source not in out.sources:
+        out.sources.append(rule.source)
+
+
+def load_hooks(root: Path, *, home: Path | None = None) -> HookSet:
+    """Every rule that may run now (see the module docstring)."""
+    out = HookSet()
+    root = Path(os.path.realpath(root))
+    trust = assess_project(root, home=home)
+    trusted_keys = {i.key for i in trust.items if i.kind == "hooks"}
+    home_dir = home if home is not None else _home()
+
+    def project(rel: str) -> tuple[bool, Any]:
+        path = root / rel
+        if not path.is_file():
+            return False, None
+        if _escapes(root, path):
+            out.waiting.append(f"{rel}: a symlink out of the project; never used")
+            return False, None
+        ok, data = _read(path, rel, out)
+        if not ok:
+            return False, None
+        items = hook_items(rel, data)
+        if not items:
+            return True, data
+        if not trust.trusted:
+            why = "changed since you trusted it" if trust.state == "changed" else "not trusted yet"
+            out.waiting.append(
+                f"{rel}: the project is {why} (/trust, or {TRUST_ENV}=1 for headless runs)"
+            )
+            return False, None
+        if not {i.key for i in items} <= trusted_keys:
+            out.waiting.append(f"{rel}: changed since the project was trusted; trust it again")
+            return False, None
+        return True, data
+
+    ok, data = project(MEWCODE_FILE)
+    if ok:
+        _mewcode_rules(data, MEWCODE_FILE, root / MEWCODE_FILE, "project", out)
+    if home_dir is not None:
+        user = home_dir / ".mewcode" / "hooks.yaml"
+        if user.is_file():
+            ok, data = _read(user, "~/.mewcode/hooks.yaml", out)
+            if ok:
+                _mewcode_rules(data, "~/.mewcode/hooks.yaml", user, "user", out)
+    for rel in CLAUDE_FILES:
+        ok, data = project(rel)
+        hooks = data.get("hooks") if ok and isinstance(data, Mapping) else None
+        if not hooks:
+            continue
+        rules, problems = claude_rules(hooks, file=rel, source=root / rel, scope="project")
+        out.problems += problems
+        for rule in rules:
+            _add(rule, rel, out)
+    return out
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home()
+    except RuntimeError:
+        return None
