@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from .errors import AgentCellError, AgentInterrupted, AgentUsageError
+from .kernel_tools.errors import ErrorTracker
 from .options import AgentCall, AgentOptions, parse_cell
 from .starting import StartingLine
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from mewcode_kernel.core.events import AgentEvent
     from mewcode_kernel.core.tasks import TaskManager
 
+    from .kernel_tools.tools import KernelTools
     from .render_base import Renderer
     from .tasks_view import TaskBoards
     from .turn import TurnOutcome
@@ -105,6 +107,12 @@ class AgentController:
         self._previous_note: str | None = None
         self._first_open = True
         self._trust_offered: set[str] = set()  # settings digests the card has shown
+        #: the last exception a (non-agent) cell raised, for last_error
+        self.errors = ErrorTracker()
+        events = getattr(shell, "events", None)
+        if events is not None:
+            events.register("post_run_cell", self.errors.post_run_cell)
+        self._kernel_tools: KernelTools | None = None
 
     # --- one cell ------------------------------------------------------------------
 
@@ -201,6 +209,10 @@ class AgentController:
         from mewcode_kernel.core import open_session
         from mewcode_kernel.core.errors import MewcodeError
 
+        if foreground and getattr(self.shell, "kernel", None) is not None:
+            from .kernel_tools.tools import kernel_toolset
+
+            kwargs["toolsets"] = [kernel_toolset(self.kernel_tools)]
         try:
             session = open_session(self.start_dir, **kwargs)
         except (MewcodeError, ValueError) as exc:
@@ -262,6 +274,7 @@ class AgentController:
             reason = _unavailable_reason(session)
             if reason is not None:
                 raise AgentCellError(reason)
+            self._turn_context(session, call.prompt)
             try:
                 with self.boards.watch(enabled=renderer.shows_widgets):
                     outcome = await drive_turn(
@@ -290,9 +303,38 @@ class AgentController:
         renderer, warning = pick_renderer(self.shell, background=background, policy=policy)
         session.headless_allow = allow
         session.approval_handler = approval_handler_for(renderer)
+        if not background and self._kernel_tools is not None:
+            self._kernel_tools.interactive = lambda: renderer.interactive
         # background work asks on the task boards when a person can see them
         session.background_approval_handler = self.boards.ask if renderer.shows_widgets else None
         return renderer, warning
+
+    @property
+    def kernel_tools(self) -> KernelTools:
+        """The kernel toolset's state: this shell and its last error (made on first use)."""
+        if self._kernel_tools is None:
+            from .interrupt import cancel_foreground
+            from .kernel_tools.tools import KernelTools
+
+            self._kernel_tools = KernelTools(self.shell, self.errors)
+            self._kernel_tools.on_interrupt = cancel_foreground
+        return self._kernel_tools
+
+    def _turn_context(self, session: AgentSession, prompt: str) -> None:
+        """This turn's notebook context: the variables ``@var`` names, and one
+        line when the cell before raised (if the session can ask last_error)."""
+        if "last_error" in session.tools.names:
+            line = self.errors.context_line()
+            if line is not None:
+                session.state.add_reminder(line)
+        else:
+            self.errors.take_fresh()
+        if "@" in prompt:
+            from .kernel_tools.mentions import mention_context
+
+            attached = mention_context(self.shell, prompt)
+            if attached is not None:
+                session.state.add_reminder(attached)
 
     def _conclude(self, outcome: TurnOutcome, out: str | None) -> None:
         if outcome.cancelled:

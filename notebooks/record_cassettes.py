@@ -262,6 +262,64 @@ SCRIPTS["hooks"] = [
 ]
 
 
+CHECK_REVENUE = (
+    "import importlib\n\nimport cleaning\n\nimportlib.reload(cleaning)\n"
+    "cleaning.monthly_revenue(sales)"
+)
+
+SCRIPTS["data_analysis"] = [
+    reply(
+        text="Let me see the error first.",
+        tool_calls=[("last_error", {})],
+        usage=usage(40, 0, 3600, 20),
+    ),
+    reply(
+        text="`price` failed to convert; let me look at that column.",
+        tool_calls=[("inspect_variable", {"name": "sales"})],
+        usage=usage(420, 3600, 0, 30),
+    ),
+    reply(
+        text=(
+            "`price` was read as text because one row says `unknown`. I'll read the helper "
+            "and make it treat a price that is not a number as missing."
+        ),
+        tool_calls=[("read_file", {"path": "cleaning.py"})],
+        usage=usage(900, 4020, 0, 60),
+    ),
+    reply(
+        tool_calls=[
+            (
+                "edit_file",
+                {
+                    "path": "cleaning.py",
+                    "old_string": '    revenue = df["units"] * df["price"].astype(float)\n',
+                    "new_string": (
+                        "    import pandas as pd\n\n"
+                        '    # a price that is not a number ("unknown") counts as missing\n'
+                        '    price = pd.to_numeric(df["price"], errors="coerce")\n'
+                        '    revenue = df["units"] * price\n'
+                    ),
+                },
+            )
+        ],
+        usage=usage(120, 4920, 0, 110),
+    ),
+    reply(
+        tool_calls=[("propose_cell", {"source": CHECK_REVENUE})],
+        usage=usage(60, 5040, 0, 50),
+    ),
+    reply(
+        text=(
+            "Fixed: `monthly_revenue()` now converts `price` with `pd.to_numeric(..., "
+            'errors="coerce")`, so North\'s February row (price `unknown`) counts as missing '
+            "instead of failing. Run the proposed cell to reload the module and see the "
+            "totals; February then holds only South's 9 × 10.00."
+        ),
+        usage=usage(40, 5100, 0, 80),
+    ),
+]
+
+
 class Routed:
     """Script steps for a notebook whose subagents run concurrently with the
     agent: requests of a subagent (its system prompt says so) take the next

@@ -232,3 +232,23 @@ def notebook_page(
             raise
         finally:
             browser.close()
+
+
+def run_cell(page: Any, index: int) -> Any:
+    """Click into the ``index``-th code cell's editor and press Shift+Enter, as a
+    person does; the cell's Playwright ``Locator``."""
+    cell = page.locator(".jp-Notebook .jp-CodeCell").nth(index)
+    cell.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+    return cell
+
+
+def cell_completed(cell: Any, timeout: float = 30_000) -> None:
+    """Wait until ``cell`` shows an execution count (``[n]:``): it finished."""
+    import re
+
+    from playwright.sync_api import expect
+
+    expect(cell.locator(".jp-InputArea-prompt")).to_have_text(
+        re.compile(r"\[\d+\]:"), timeout=timeout
+    )

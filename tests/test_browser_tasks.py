@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from mewcode_kernel.testing.wire import ScriptedServer, WireReply, reply
-from tests._lab import browser_missing, notebook_json, notebook_page
+from tests._lab import browser_missing, cell_completed, notebook_json, notebook_page, run_cell
 
 pytestmark = pytest.mark.browser
 
@@ -30,7 +30,7 @@ if browser_missing():
         allow_module_level=True,
     )
 
-from playwright.sync_api import Locator, Page, expect  # noqa: E402
+from playwright.sync_api import Page, expect  # noqa: E402
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 CELLS = [
@@ -102,19 +102,6 @@ def page(
             p.screenshot(path=str(failure), full_page=True)
 
 
-def run(page: Page, index: int) -> Locator:
-    cell = page.locator(".jp-Notebook .jp-CodeCell").nth(index)
-    cell.locator(".jp-InputArea-editor").click()
-    page.keyboard.press("Shift+Enter")
-    return cell
-
-
-def completed(cell: Locator) -> None:
-    expect(cell.locator(".jp-InputArea-prompt")).to_have_text(
-        re.compile(r"\[\d+\]:"), timeout=30_000
-    )
-
-
 def test_a_background_task_asks_on_its_board_and_can_be_stopped(
     page: Page, project: tuple[Path, Router]
 ) -> None:
@@ -122,8 +109,8 @@ def test_a_background_task_asks_on_its_board_and_can_be_stopped(
     notes = root / "notes.txt"
 
     # 1. The cell launches a helper and ends; the board stays live in its output.
-    cell = run(page, 0)
-    completed(cell)
+    cell = run_cell(page, 0)
+    cell_completed(cell)
     expect(cell.locator(".jp-Cell-outputArea")).to_contain_text("A helper is on it.")
     board = cell.locator(".mewcode-taskboard")
     expect(board).to_be_visible()
@@ -142,8 +129,8 @@ def test_a_background_task_asks_on_its_board_and_can_be_stopped(
     expect(row.get_by_role("button", name="Stop")).to_be_disabled()
 
     # 3. A slow helper is stopped from its row; it ends cancelled.
-    cell = run(page, 1)
-    completed(cell)
+    cell = run_cell(page, 1)
+    cell_completed(cell)
     slow = cell.locator(".mewcode-taskboard .mewcode-task").filter(has_text="sleeper")
     expect(slow).to_contain_text("running")
     slow.get_by_role("button", name="Stop").click()

@@ -199,3 +199,27 @@ async def test_a_real_session_asks_through_the_card(tmp_path: Path) -> None:
         "✓ allowed write_file a.txt",
         "✗ denied write_file b.txt · note to the model: “only a.txt please”",
     ]
+
+
+async def test_a_run_python_card_shows_the_code_and_where_it_runs() -> None:
+    from magics.kernel_tools.errors import ErrorTracker
+    from magics.kernel_tools.tools import KernelTools
+
+    tools = {t.name: t for t in KernelTools(shell=object(), errors=ErrorTracker()).tools()}
+    code = "sales = sales.dropna()\nsales.shape"
+    call = ToolUseBlock(id="p1", name="run_python", input={"code": code})
+    cell = FakeCell()
+    r = WidgetRenderer(surface=cell)
+    r.start(prompt="", provider_label="scripted", session_id=None, root=None, tools=tools.get)
+    asked = ApprovalRequest(call=call, tool=tools["run_python"], reason="run_python runs code")
+    task = asyncio.create_task(r.ask(asked))
+    card = await cell.wait_for(lambda c: c.cards() and c.cards()[-1])
+    assert (
+        "in the notebook&#x27;s kernel" in card.detail or "in the notebook's kernel" in card.detail
+    )
+    assert "dropna" in card.detail and "mewcode-command" in card.detail
+    decide(card, "deny")
+    assert (await asyncio.wait_for(task, 1)).allow is False
+    r.finish(None, cancelled=True)
+    (static,) = cell.statics("mewcode-approval")
+    assert f"```python\n{code}\n```" in static["text/markdown"]

@@ -192,3 +192,20 @@ async def test_an_image_becomes_a_text_note_for_openai(tmp_path: Path) -> None:
     assert "[image: image/png" in tool_message["content"]
     assert "not shown: this provider takes no images in tool results" in tool_message["content"]
     assert PIXEL not in json.dumps(body)  # never sent where it cannot be read
+
+
+async def test_a_front_end_passes_its_toolsets_when_it_opens_the_session(tmp_path: Path) -> None:
+    """``open_session(toolsets=...)``: the notebook's kernel tools join this way,
+    entered and closed with the session, offered from the first turn."""
+    charts = ChartToolset()
+    with ScriptedServer([reply(text="Seen.")]) as server:
+        _config(tmp_path, server, "anthropic")
+        session = open_session(tmp_path, home=tmp_path / "home", toolsets=[charts])
+        assert "snapshot" in session.tools.names  # before the first turn: /tools lists it
+        async with session:
+            assert charts.opened == 1
+            await collect(session.run("What can you draw?"))
+        assert charts.closed == 1
+        server.assert_all_used()
+        names = _tool_names(server.requests[0], "anthropic")
+    assert "snapshot" in names and names.index("snapshot") > names.index("bash")

@@ -2,8 +2,8 @@
 
 ``describe_call(request, root)`` gives the approval card's title and body as
 HTML, and the same as Markdown for saved notebooks: for a tool that changes a
-file (its ``preview`` metadata) the diff, for a shell command (its rule
-family) the command highlighted with the folder it runs in, otherwise the
+file (its ``preview`` metadata) the diff, for a shell command or Python code
+(their rule families) the code highlighted with where it runs, otherwise the
 input as JSON; each with the reason the permission engine gave for asking.
 """
 
@@ -56,7 +56,9 @@ def describe_call(
     request: ApprovalRequest, root: Path | None, change: ChangeView | None = None
 ) -> CallView:
     call, tool, reason = request.call, request.tool, request.reason
-    command_tool = tool.family == "command"
+    # a shell command, or Python code run in the kernel (run_python): shown whole
+    command_tool = tool.family in ("command", "python")
+    language = "python" if tool.family == "python" else "bash"
     arg = key_argument(tool, call.input, limit=120)
     title = (
         f"<b>Allow <code>{esc(call.name)}</code>"
@@ -78,16 +80,19 @@ def describe_call(
         )
     command = tool.subject(call.input) if command_tool else None
     if command is not None:
-        where = f" in {request.cwd or root}" if (request.cwd or root) is not None else ""
+        if language == "python":
+            where = " in the notebook's kernel"
+        else:
+            where = f" in {request.cwd or root}" if (request.cwd or root) is not None else ""
         detail = (
             f'<pre class="mewcode-command" style="{_COMMAND_BOX}">'
-            f"{highlight_code(command, 'bash')}</pre>"
+            f"{highlight_code(command, language)}</pre>"
             f'<div style="{MUTED}">runs{esc(where)}</div>{why}'
         )
         fence = "```"
         while fence in command:
             fence += "`"
-        markdown = f"{md_title}{where}\n\n{fence}bash\n{command}\n{fence}{md_reason}"
+        markdown = f"{md_title}{where}\n\n{fence}{language}\n{command}\n{fence}{md_reason}"
         return CallView(title_html=title, detail_html=detail, brief_html=detail, markdown=markdown)
     detail = (
         why

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
@@ -56,7 +56,7 @@ from .subagents import (
     subagent_toolset,
 )
 from .tasks import TaskManager
-from .tools import RunContext, ToolRegistry, builtin_tools
+from .tools import RunContext, ToolRegistry, Toolset, builtin_tools
 from .trust import TRUST_ENV, ProjectTrust, assess_project
 from .usage import Usage
 
@@ -81,7 +81,8 @@ class AgentSession:
     OS sandbox for commands (default: from ``config.sandbox``). ``mcp`` holds the
     MCP servers, started when the session is entered and stopped when it
     closes, unless ``owns_mcp`` is false (another session's servers, used
-    as they are).
+    as they are). ``toolsets`` are the front end's own tools (the kernel
+    tools of a notebook), after the built-ins.
     """
 
     def __init__(
@@ -105,6 +106,7 @@ class AgentSession:
         env: Mapping[str, str] | None = None,
         mcp: McpToolset | None = None,
         owns_mcp: bool = True,
+        toolsets: Sequence[Toolset] = (),
     ) -> None:
         self.root = root
         self.mcp = mcp
@@ -138,6 +140,8 @@ class AgentSession:
         if tools is None:
             tools = ToolRegistry(builtin_tools(), toolsets=[self.skills])
             tools.add_toolset_now(subagent_toolset(self.catalog))
+        for toolset in toolsets:  # the front end's own (a kernel's tools)
+            tools.add_toolset_now(toolset)
         self._pending_notices += [Notice(level="warning", message=n) for n in self.safety.notices()]
         self.lifecycle = Lifecycle(dispatcher=hooks or NullDispatcher(), common=self._hook_fields)
         self.agent = Agent(
@@ -640,6 +644,7 @@ def open_session(
     tasks: TaskManager | None = None,
     mcp: McpToolset | None = None,
     project_trusted: Callable[[], bool] | None = None,
+    toolsets: Sequence[Toolset] = (),
 ) -> AgentSession:
     """An ``AgentSession`` for the project at ``root`` with the configured provider.
 
@@ -647,7 +652,8 @@ def open_session(
     with``); ``mcp`` instead shares another session's servers.
     ``project_trusted`` decides whether the project's own servers may start
     (default: the project's trust, ``session.safety.trust``); stdio servers
-    run in the session's OS sandbox.
+    run in the session's OS sandbox. ``toolsets``: tools only the front end
+    can offer (a notebook kernel's), joined after the built-ins.
 
     Raises ``ConfigError`` when the selected provider cannot be used (unknown
     name, missing variable); problems in config files become warnings.
@@ -674,6 +680,7 @@ def open_session(
         env=env,
         mcp=servers,
         owns_mcp=mcp is None,
+        toolsets=toolsets,
     )
     if hooks is None:
         session.use_hooks(

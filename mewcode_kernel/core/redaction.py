@@ -7,6 +7,11 @@ the result is stored, shown or sent (the loop applies it in one place, for
 every tool). Short values (under ``MIN_LENGTH`` characters) are left alone:
 they would mangle ordinary text and are no secret worth the name.
 
+Values that have the shape of a well-known credential (``KEY_PATTERNS``:
+``sk-...``, GitHub and Slack tokens, AWS key ids, private keys) are found by
+``looks_like_key`` wherever their name says nothing (a cassette, a notebook
+variable).
+
 Streaming output is redacted by ``StreamRedactor``, which holds back the
 end of a chunk that could be the start of a secret until the next chunk
 says whether it is.
@@ -18,12 +23,41 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 
-__all__ = ["MIN_LENGTH", "SECRET_NAME", "Redactor", "StreamRedactor", "looks_secret"]
+__all__ = [
+    "KEY_PATTERNS",
+    "MIN_LENGTH",
+    "SECRET_NAME",
+    "Redactor",
+    "StreamRedactor",
+    "looks_like_key",
+    "looks_secret",
+]
 
 MIN_LENGTH = 8
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL", re.I)
 # names matching SECRET_NAME whose values are not secrets (paths, switches)
 _NOT_SECRET = re.compile(r"(?:_PATH|_FILE|_DIR|_HOME|_URL|_HOST|_PORT|_SOCK|_TYPE|_ID)$", re.I)
+
+
+KEY_PATTERNS = tuple(
+    re.compile(p)
+    for p in (
+        r"sk-[A-Za-z0-9][A-Za-z0-9_\-]{10,}",  # OpenAI, Anthropic (sk-ant-...), most compatibles
+        r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{12,}=*",
+        r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key id
+        r"\bgh[pousr]_[A-Za-z0-9]{30,}",  # GitHub tokens
+        r"\bgithub_pat_[A-Za-z0-9_]{30,}",
+        r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack
+        r"\bAIza[0-9A-Za-z_\-]{35}",  # Google API key
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+    )
+)
+"""The shapes of well-known credentials, found anywhere in a text."""
+
+
+def looks_like_key(text: str) -> bool:
+    """Whether ``text`` holds something shaped like a well-known credential."""
+    return any(p.search(text) for p in KEY_PATTERNS)
 
 
 def looks_secret(name: str) -> bool:

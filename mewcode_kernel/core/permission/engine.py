@@ -6,6 +6,8 @@
 2. ``input``: arguments that cannot be checked (a path that is not a string,
    a command the analyser cannot read, a glob climbing out with ``..``): ask.
 3. ``catastrophic``: a shell command on the built-in list: deny.
+   (Python code, family ``python``, goes through ``python_code`` instead:
+   deny, ask and allow rules over its statements, then the mode.)
 4. ``deny-rule``: a deny rule matching the call (any spelling of any path;
    any part of a command, including ``$(...)``, ``sudo``, ``xargs``): deny.
 5. ``sandbox``: asks that no rule and no mode lifts: a write outside the
@@ -34,6 +36,7 @@ from __future__ import annotations
 from ..fs import Workspace
 from .decision import Decision
 from .modes import LENIENT, Mode
+from .python_code import decide_python
 from .request import PermissionRequest
 from .rules import Behavior, Rule, RuleSet
 from .shell.analysis import analyze
@@ -96,6 +99,8 @@ def _may_write(request: PermissionRequest) -> str | None:
         if request.subject is None or not request.subject.strip():
             return "the command is missing"
         return writes_possibly(analyze(request.subject))
+    if request.family == "python":
+        return "code run in the notebook may change anything"
     return f"{request.tool} is not read-only"
 
 
@@ -108,6 +113,8 @@ def _decide(
         )
     if request.family == "command":
         return decide_command(request, rules, mode, workspace=workspace)
+    if request.family == "python":
+        return decide_python(request, rules, mode)
     targets, problem = targets_of(request, workspace)
     if problem:
         return Decision(outcome="ask", reason=problem, layer="input")

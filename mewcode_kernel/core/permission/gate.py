@@ -26,6 +26,7 @@ from .decision import Decision
 from .engine import decide
 from .matcher import has_glob_chars
 from .modes import Mode, parse_mode
+from .python_code import read_code
 from .request import PermissionRequest, categorize
 from .rules import SESSION, Rule, RuleProblem, RuleSet, RuleSource, parse_rule
 from .settings import LOCAL_SETTINGS, load_project_settings, rules_from_permissions
@@ -76,10 +77,27 @@ def _command_rules(request: PermissionRequest, workspace: Workspace) -> list[str
     return [f"{name}(={command.strip()})"]
 
 
+def _python_rules(request: PermissionRequest) -> list[str]:
+    """``RunPython(stmt)`` for one-line statements, else the whole code exactly."""
+    code = read_code(request.subject or "")
+    if isinstance(code, str) or not code.top:
+        return []
+    name = "RunPython" if "RunPython" in request.names else request.tool
+    lines = [s.spellings[0] for s in code.top if s.spellings]
+    if len(lines) == len(code.top) and all(
+        "\n" not in ln and ")" != ln[:1] and "*" not in ln and not ln.startswith(("=", "~", "!"))
+        for ln in lines
+    ):
+        return list(dict.fromkeys(f"{name}({ln})" for ln in lines))
+    return [f"{name}(={code.code.strip()})"]
+
+
 def suggest_rules(request: PermissionRequest, workspace: Workspace) -> list[str]:
     """Allow rules for exactly this call: ``Bash(npm test)``, ``Edit(./src/app.py)``, ..."""
     if request.family == "command":
         return _command_rules(request, workspace)
+    if request.family == "python":
+        return _python_rules(request)
     if request.file_family:
         targets, problem = targets_of(request, workspace)
         if problem or not targets:

@@ -16,6 +16,8 @@ Specifiers, by family:
   root. A pattern naming a directory also covers everything inside it.
 * commands (``Bash``): ``prefix:*`` (word-boundary prefix), ``*`` wildcards,
   or an exact command; see ``matcher.CommandPattern``.
+* Python code (``RunPython``): ``prefix:*`` or a glob over each statement;
+  see ``python_code``.
 * everything else: a ``text`` glob (``Agent(Explore)``, ``Skill(name)``).
 
 MewCode's matcher forms work in any specifier: ``=exact``, ``~regex``,
@@ -49,6 +51,7 @@ from .matcher import (
     glob_to_regex,
     has_glob_chars,
 )
+from .python_match import python_matcher
 
 __all__ = [
     "BEHAVIORS",
@@ -68,15 +71,17 @@ __all__ = [
 
 Behavior = Literal["allow", "ask", "deny"]
 BEHAVIORS: tuple[Behavior, ...] = ("deny", "ask", "allow")
-RuleFamily = Literal["read", "edit", "command", "agent", "skill", "mcp", "other"]
+RuleFamily = Literal["read", "edit", "command", "python", "agent", "skill", "mcp", "other"]
 
 # Claude Code's rule vocabulary: how a rule naming one of these reads its
 # specifier. A rule naming a tool directly (``read_file(...)``, ``RunPython(...)``)
 # reads it the way that tool's own ``family`` says, decided when it is matched.
+# ``RunPython`` is MewCode's own (``run_python``, inside a kernel).
 _VOCABULARY: dict[str, RuleFamily] = {
     **dict.fromkeys(("Read", "Glob", "Grep", "LS", "NotebookRead"), "read"),
     **dict.fromkeys(("Edit", "Write", "MultiEdit", "NotebookEdit"), "edit"),
     "Bash": "command",
+    "RunPython": "python",
     "Agent": "agent",
     "Task": "agent",
     "Skill": "skill",
@@ -369,6 +374,8 @@ def parse_rule(text: object, behavior: Behavior, source: RuleSource) -> Rule:
                 _path_matcher(spec, "/nonexistent-base", "/nonexistent-home", False)
             elif family == "command":
                 _command_matcher(spec)
+            elif family == "python":
+                python_matcher(spec)
             else:
                 _text_matcher(spec)
     except MatcherError as exc:

@@ -41,10 +41,10 @@ ToolKind = Literal["read", "edit", "exec", "other"]
 """What a call does, for the permission engine: reads, edits files, runs
 commands or external tools, or something else."""
 
-RuleFamily = Literal["read", "edit", "command", "agent", "skill", "mcp", "other"]
+RuleFamily = Literal["read", "edit", "command", "python", "agent", "skill", "mcp", "other"]
 """How a permission rule's specifier is read for this tool: as paths
-(``read``/``edit``), as a shell command (``command``), or as text matched
-against the tool's subject argument (the rest)."""
+(``read``/``edit``), as a shell command (``command``), as Python code
+(``python``), or as text matched against the tool's subject argument (the rest)."""
 
 FileEffect = Literal["read", "edited"]
 LargeOutput = Literal["offload", "reread"]

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from ...errors import ConfigError
 from ...prompt.environment import mask_environment
+from ...redaction import KEY_PATTERNS
 
 __all__ = [
     "CASSETTE_VERSION",
@@ -43,19 +44,6 @@ SAFE_RESPONSE_HEADERS = frozenset(
 
 REDACTED = "[REDACTED]"
 
-_SECRET_PATTERNS = [
-    re.compile(p)
-    for p in (
-        r"sk-[A-Za-z0-9][A-Za-z0-9_\-]{10,}",  # OpenAI, Anthropic (sk-ant-...), most compatibles
-        r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{12,}=*",
-        r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key id
-        r"\bgh[pousr]_[A-Za-z0-9]{30,}",  # GitHub tokens
-        r"\bgithub_pat_[A-Za-z0-9_]{30,}",
-        r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack
-        r"\bAIza[0-9A-Za-z_\-]{35}",  # Google API key
-        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
-    )
-]
 _SECRET_KEYS = frozenset(
     {
         "api_key",
@@ -84,7 +72,7 @@ def scrub(value: Any, secrets: tuple[str, ...] = ()) -> Any:
         for secret in secrets:
             if len(secret) >= 8:
                 value = value.replace(secret, REDACTED)
-        for pattern in _SECRET_PATTERNS:
+        for pattern in KEY_PATTERNS:
             value = pattern.sub(REDACTED, value)
         return value
     if isinstance(value, dict):

@@ -1,0 +1,157 @@
+"""Running the agent's Python code in the user's namespace (``run_python``).
+
+The code runs on the kernel's own thread (the thread of the event loop the
+agent turn runs on), in ``shell.user_ns``: what it defines stays there for
+the next cell. It is compiled like a cell: a last bare expression is
+evaluated and its value reported. Its ``print`` output and stderr are
+captured, up to ``MAX_OUTPUT`` characters.
+
+Bounds, on the main thread (where signals arrive; elsewhere there are none):
+the run gets ``SIGALRM`` after its timeout, raised as ``RunTimeout``, a
+``BaseException`` so that the code's own ``except Exception`` cannot swallow
+it; Kernel › Interrupt (``SIGINT``) raises ``KeyboardInterrupt`` inside the
+code, whatever it is doing (a loop, a ``time.sleep``), instead of waiting
+for the event loop that the code is blocking. The previous handlers come
+back when it returns.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import itertools
+import linecache
+import signal
+import threading
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass
+from types import FrameType, TracebackType
+from typing import Any
+
+__all__ = ["MAX_OUTPUT", "RunResult", "RunTimeout", "run_code"]
+
+MAX_OUTPUT = 20_000
+"""Characters of output (stdout and stderr together) a run keeps."""
+MAX_VALUE = 4_000
+_counter = itertools.count(1)
+
+
+class RunTimeout(BaseException):
+    """The code ran past its time limit."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """What one run produced. ``error``: the formatted traceback of an
+    exception the code raised (``None`` when it finished)."""
+
+    output: str
+    value: str | None
+    error: str | None
+    interrupted: bool = False
+    timed_out: bool = False
+    dropped: int = 0
+
+
+class _Capture(io.TextIOBase):
+    """A text stream keeping its first ``limit`` characters and counting the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.kept = 0
+        self.dropped = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        room = self.limit - self.kept
+        if room > 0:
+            self.parts.append(s[:room])
+            self.kept += min(len(s), room)
+        self.dropped += max(0, len(s) - max(room, 0))
+        return len(s)
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def _raise_timeout(signum: int, frame: FrameType | None) -> None:
+    raise RunTimeout
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _bounded(timeout: float) -> Iterator[None]:
+    """SIGALRM after ``timeout`` seconds and SIGINT as ``KeyboardInterrupt``
+    while inside (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old_int = signal.signal(signal.SIGINT, _raise_interrupt)
+    old_alrm = signal.signal(signal.SIGALRM, _raise_timeout)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old_alrm)
+        signal.signal(signal.SIGINT, old_int)
+
+
+def _user_traceback(exc: BaseException, filename: str) -> str:
+    """The traceback from the first frame of the code on (not this module's)."""
+    tb: TracebackType | None = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb)).rstrip()
+
+
+def run_code(shell: Any, code: str, *, timeout: float, limit: int = MAX_OUTPUT) -> RunResult:
+    """Run ``code`` in ``shell.user_ns`` (see the module docstring)."""
+    filename = f"<run_python-{next(_counter)}>"
+    try:
+        tree = ast.parse(code, filename=filename)
+    except SyntaxError as exc:
+        return RunResult(output="", value=None, error=_user_traceback(exc, filename))
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+    # tracebacks and inspect.getsource read the code from here, as for a cell
+    linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
+    body = compile(tree, filename, "exec")
+    tail = compile(last, filename, "eval") if last is not None else None
+    out = _Capture(limit)
+    value: str | None = None
+    error: str | None = None
+    interrupted = timed_out = False
+    namespace = shell.user_ns
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), _bounded(timeout):
+            exec(body, namespace)
+            if tail is not None:
+                result = eval(tail, namespace)
+                if result is not None:
+                    value = repr(result)
+    except KeyboardInterrupt:
+        interrupted = True
+    except RunTimeout:
+        timed_out = True
+    except BaseException as exc:  # the code's own failure is its result, SystemExit included
+        error = _user_traceback(exc, filename)
+    if value is not None and len(value) > MAX_VALUE:
+        value = value[:MAX_VALUE] + f"… [{len(value) - MAX_VALUE} more characters]"
+    return RunResult(
+        output=out.text(),
+        value=value,
+        error=error,
+        interrupted=interrupted,
+        timed_out=timed_out,
+        dropped=out.dropped,
+    )

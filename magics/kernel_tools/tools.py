@@ -1,0 +1,220 @@
+"""The kernel toolset: what only an agent living in the kernel can do.
+
+``notebook_variables``, ``inspect_variable`` and ``last_error`` read the
+user's namespace and the last exception; ``run_python`` runs code there (it
+asks like ``bash``; rules ``RunPython(...)``, see
+``core.permission.python_code``); ``propose_cell`` puts a new cell below the
+agent cell (IPython's ``set_next_input`` payload, which JupyterLab and
+Notebook turn into a cell when the agent cell's reply arrives; headless, the
+proposal is printed). The tools hold the shell; the core sees only ``Tool``
+objects in a ``Toolset``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from mewcode_kernel.core.errors import ToolError
+from mewcode_kernel.core.tools import FunctionToolset, RunContext, Tool, tool
+
+from .errors import ErrorTracker, cell_namer
+from .execution import MAX_OUTPUT, run_code
+from .namespace import describe, describe_in_depth, find_variable, mask_keys, user_variables
+
+__all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "TOOL_NAMES", "KernelTools", "kernel_toolset"]
+
+DEFAULT_TIMEOUT = 60.0
+MAX_TIMEOUT = 600.0
+MAX_VARIABLES = 60
+TOOL_NAMES = ("notebook_variables", "inspect_variable", "last_error", "run_python", "propose_cell")
+
+
+class KernelTools:
+    """The shell the tools work on, its error tracker, and whether a person
+    sees the cell (``interactive``, set by the controller for each turn)."""
+
+    def __init__(self, shell: Any, errors: ErrorTracker) -> None:
+        self.shell = shell
+        self.errors = errors
+        self.interactive: Callable[[], bool] = lambda: False
+        #: called when Kernel › Interrupt stopped run_python: ends the turn too
+        self.on_interrupt: Callable[[], object] = lambda: None
+
+    def tools(self) -> list[Tool]:
+        return [
+            self._notebook_variables(),
+            self._inspect_variable(),
+            self._last_error(),
+            self._run_python(),
+            self._propose_cell(),
+        ]
+
+    # --- read-only -------------------------------------------------------------------
+
+    def _notebook_variables(self) -> Tool:
+        shell = self.shell
+
+        @tool(read_only=True, kind="read")
+        async def notebook_variables(ctx: RunContext) -> str:
+            """List the variables defined in the user's notebook (the live kernel).
+
+            Each with its type, shape or length, memory size and a short repr;
+            pandas DataFrames with their columns, dtypes, missing values and
+            first rows. Modules and names starting with `_` are left out;
+            values of names that look secret are masked. Use inspect_variable
+            for one variable in depth.
+            """
+            found = list(user_variables(shell))
+            if not found:
+                return "The notebook defines no variables yet."
+            shown = [describe(name, value) for name, value in found[:MAX_VARIABLES]]
+            more = len(found) - len(shown)
+            if more > 0:
+                shown.append(f"… and {more} more (ask inspect_variable for one by name)")
+            return "\n".join(shown)
+
+        return notebook_variables
+
+    def _inspect_variable(self) -> Tool:
+        shell = self.shell
+
+        @tool(read_only=True, kind="read", display_key="name")
+        async def inspect_variable(
+            ctx: RunContext,
+            name: Annotated[
+                str, Field(description="A variable of the notebook, or a dotted path: df.columns")
+            ],
+        ) -> str:
+            """Describe one variable of the user's notebook in depth.
+
+            A longer repr, its public attributes; for a DataFrame its
+            statistics and first rows; for a function or class defined in a
+            notebook cell, its source. Attributes are read, nothing is called.
+            """
+            try:
+                value = find_variable(shell, name)
+            except KeyError as exc:
+                raise ToolError(str(exc.args[0])) from None
+            return describe_in_depth(name.strip(), value)
+
+        return inspect_variable
+
+    def _last_error(self) -> Tool:
+        errors = self.errors
+        names = cell_namer(self.shell)
+
+        @tool(read_only=True, kind="read")
+        async def last_error(ctx: RunContext) -> str:
+            """The last exception a notebook cell raised: its traceback and the
+            cell's source. Agent cells' own failures are not counted."""
+            record = errors.last
+            if record is None:
+                return "No cell has raised an exception in this kernel."
+            return record.report(root=ctx.root, cell_name=names)
+
+        return last_error
+
+    # --- acting ----------------------------------------------------------------------
+
+    def _run_python(self) -> Tool:
+        shell = self.shell
+        owner = self
+
+        @tool(
+            read_only=False,
+            kind="exec",
+            family="python",
+            rule_names=frozenset({"RunPython"}),
+            subject_arg="code",
+            display_key="code",
+        )
+        async def run_python(
+            ctx: RunContext,
+            code: Annotated[str, Field(description="Python code to run in the notebook's kernel.")],
+            timeout: Annotated[  # noqa: ASYNC109 - the model-facing argument
+                float | None,
+                Field(
+                    gt=0,
+                    description=f"Seconds before the code is stopped (default {DEFAULT_TIMEOUT:g}, max {MAX_TIMEOUT:g}).",
+                ),
+            ] = None,
+        ) -> str:
+            """Run Python code in the user's notebook kernel, in its namespace.
+
+            - Sees and changes the user's variables: what it defines stays for
+              the next cell. Prefer the read-only tools (notebook_variables,
+              inspect_variable, last_error) to look at state.
+            - Output (print, stderr) comes back, then the value of a last bare
+              expression, then the traceback if it raised.
+            - Runs on the kernel's thread: it blocks the notebook while it runs.
+              Default timeout 60 s, at most 600 s; the user can interrupt it.
+            - No top-level `await`; keep long jobs out (ask the user to run them).
+            - To give the user code to keep, use propose_cell instead.
+            """
+            if not code.strip():
+                raise ToolError("code is empty")
+            limit = min(timeout or DEFAULT_TIMEOUT, MAX_TIMEOUT)
+            result = run_code(shell, code, timeout=limit)
+            parts: list[str] = []
+            if result.output:
+                parts.append(result.output.rstrip("\n"))
+            if result.dropped:
+                parts.append(f"[{result.dropped} more characters of output were cut]")
+            if result.value is not None:
+                parts.append(f"Out: {result.value}")
+            if result.error:
+                parts.append(result.error)
+            if result.timed_out:
+                parts.append(f"[stopped after {limit:g} s: the time limit]")
+            if result.interrupted:
+                parts.append("[interrupted by the user (Kernel › Interrupt)]")
+            text = mask_keys("\n".join(parts)) or "(no output)"
+            ctx.progress(output=text[:MAX_OUTPUT] + "\n")
+            if result.interrupted:
+                owner.on_interrupt()  # the person stopped it: the turn ends here too
+                raise ToolError(text)
+            if result.error or result.timed_out:
+                raise ToolError(text)
+            return text
+
+        return run_python
+
+    def _propose_cell(self) -> Tool:
+        owner = self
+
+        @tool(read_only=False, kind="other", default_allow=True, display_key="source")
+        async def propose_cell(
+            ctx: RunContext,
+            source: Annotated[str, Field(description="The new cell's content.")],
+            cell_type: Annotated[
+                Literal["code", "markdown"], Field(description="code (default) or markdown")
+            ] = "code",
+        ) -> str:
+            """Propose a new notebook cell, inserted below the agent cell.
+
+            The user reads it and runs it or not; nothing runs now. Use it for
+            code the user should keep in the notebook (a fix, the next
+            analysis step). A markdown cell is proposed as a `%%markdown` code
+            cell, which renders it when run.
+            """
+            if not source.strip():
+                raise ToolError("source is empty")
+            text = source if cell_type == "code" else f"%%markdown\n{source}"
+            owner.shell.payload_manager.write_payload(
+                {"source": "set_next_input", "text": text, "replace": False}, single=False
+            )
+            if owner.interactive():
+                return "Proposed: the new cell appears below the agent cell when this turn ends."
+            fence = "```" + ("python" if cell_type == "code" else "markdown")
+            print(f"📝 proposed cell:\n{fence}\n{source.rstrip()}\n```")
+            return "Proposed: nobody is at a notebook front end, so the cell was printed instead."
+
+        return propose_cell
+
+
+def kernel_toolset(kernel_tools: KernelTools) -> FunctionToolset:
+    """The kernel tools as one toolset for ``open_session(toolsets=...)``."""
+    return FunctionToolset(kernel_tools.tools(), name="kernel")

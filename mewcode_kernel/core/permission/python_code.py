@@ -1,0 +1,241 @@
+"""The Python-code branch of ``engine.decide``: tools whose rule family is
+``python`` (``run_python``, rules ``RunPython(...)``).
+
+Code is read with ``ast``; a rule is matched against its statements, each in
+two spellings (as written, and as ``ast.unparse`` prints it):
+
+* ``prefix:*`` matches a statement that is ``prefix`` or starts with it
+  followed by a character that cannot continue a name (``print:*`` matches
+  ``print(1)`` and ``print (1)``, not ``printer(1)``); ``*`` wildcards match
+  any text; no wildcard means the whole statement (or the whole code);
+  ``=``, ``~``, ``!`` as everywhere.
+* deny and ask rules: any statement at any depth, any call and any import
+  (``x = os.system('id')`` is a call to ``os.system``).
+* allow rules: every top-level statement must be covered. A wildcard rule
+  covers only a plain call (or an assignment of one) whose arguments hold
+  no further call, lambda, walrus, ``await``, comprehension or dunder name:
+  ``RunPython(print:*)`` allows ``print(df.shape)``, but not
+  ``print(__import__('os').system('id'))`` nor ``print(1) or os.system('id')``.
+
+Code that does not parse asks. Deny rules here are a text match on code
+that can build any name at run time (``getattr(os, 'sys' + 'tem')``): they
+stop the obvious, only allow rules are a boundary. ``bypassPermissions``
+allows, as it does any other tool; plan mode and read-only roles deny.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .decision import Decision
+from .matcher import Exact, Not
+from .modes import LENIENT, Mode
+from .python_match import python_matcher
+from .request import PermissionRequest
+
+if TYPE_CHECKING:  # rules reads specifiers with python_matcher: no import back at run time
+    from .rules import Rule, RuleSet
+
+__all__ = ["PythonCode", "decide_python", "read_code"]
+
+# nodes that run or hide more code inside an argument
+_ACTIVE = (
+    ast.Call,
+    ast.Lambda,
+    ast.NamedExpr,
+    ast.Await,
+    ast.Yield,
+    ast.YieldFrom,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Statement:
+    node: ast.AST
+    spellings: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PythonCode:
+    """Code read for rules: its top-level statements and every part inside
+    (statements, calls, imports) that deny and ask rules look at."""
+
+    code: str
+    top: tuple[_Statement, ...]
+    parts: tuple[_Statement, ...]
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+
+
+def _lines(code: str) -> list[bytes]:
+    """The code's lines as ``ast`` counts them (``\\r\\n``, ``\\r``, ``\\n``), in UTF-8:
+    column offsets are byte offsets."""
+    return [m.group(0).encode() for m in _LINE.finditer(code) if m.group(0)]
+
+
+def _segment(lines: list[bytes], node: ast.AST) -> str:
+    """``ast.get_source_segment`` without splitting the code again for each
+    node (that made reading a long cell quadratic)."""
+    start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    first, last = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+    if start is None or end is None or first is None or last is None or end > len(lines):
+        return ""
+    if start == end:
+        return lines[start - 1][first:last].decode(errors="replace")
+    chunk = [lines[start - 1][first:], *lines[start : end - 1], lines[end - 1][:last]]
+    return b"".join(chunk).decode(errors="replace")
+
+
+def _spell(lines: list[bytes], node: ast.AST) -> tuple[str, ...]:
+    found = [_segment(lines, node).strip()]
+    try:
+        found.append(ast.unparse(node).strip())
+    except Exception:  # unparse of an odd node: the source segment is enough
+        pass
+    return tuple(dict.fromkeys(s for s in found if s))
+
+
+def read_code(code: str) -> PythonCode | str:
+    """``code`` read for rules, or why it cannot be (it does not parse)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError) as exc:
+        return f"the code does not parse ({type(exc).__name__}: {exc})"
+    lines = _lines(code)
+    top = tuple(_Statement(s, _spell(lines, s)) for s in tree.body)
+    parts = tuple(
+        _Statement(n, _spell(lines, n))
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.stmt, ast.Call, ast.Import, ast.ImportFrom))
+    )
+    return PythonCode(code=code, top=top, parts=parts)
+
+
+def _whole(rule: Rule, code: PythonCode) -> bool:
+    """An exact rule naming the whole code."""
+    spec = rule.specifier
+    if spec is None:
+        return True
+    text = code.code.strip()
+    if spec.startswith("="):
+        return spec[1:].strip() == text
+    if spec.startswith(("~", "!")) or "*" in spec:
+        return False
+    return spec == text
+
+
+def _hits(rule: Rule, code: PythonCode) -> bool:
+    """Deny/ask semantics: the rule matches any part, in any spelling."""
+    if rule.specifier is None or _whole(rule, code):
+        return True
+    m = python_matcher(rule.specifier)
+    if isinstance(m, Not):
+        return any(not m.inner.matches(s) for p in code.top for s in p.spellings)
+    return any(m.matches(s) for p in code.parts for s in p.spellings)
+
+
+def _dunder(node: ast.AST) -> bool:
+    return any(
+        (isinstance(n, ast.Name) and n.id.startswith("__"))
+        or (isinstance(n, ast.Attribute) and n.attr.startswith("_"))
+        for n in ast.walk(node)
+    )
+
+
+def _plain_call(node: ast.AST) -> bool:
+    """A call (or ``name = call``) whose callee and arguments run nothing else."""
+    if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+        node = node.value
+    elif isinstance(node, ast.Expr):
+        node = node.value
+    else:
+        return False
+    if not isinstance(node, ast.Call) or _dunder(node):
+        return False
+    inner: Iterator[ast.AST] = (
+        n
+        for part in (node.func, *node.args, *(k.value for k in node.keywords))
+        for n in ast.walk(part)
+    )
+    return not any(isinstance(n, _ACTIVE) for n in inner)
+
+
+def _covers(rule: Rule, stmt: _Statement) -> bool:
+    if rule.specifier is None:
+        return True
+    m = python_matcher(rule.specifier)
+    if isinstance(m, Not):
+        return _plain_call(stmt.node) and not any(m.inner.matches(s) for s in stmt.spellings)
+    if not any(m.matches(s) for s in stmt.spellings):
+        return False
+    if isinstance(m, Exact) or not _is_pattern(rule.specifier):
+        return True
+    return _plain_call(stmt.node)
+
+
+def _is_pattern(spec: str) -> bool:
+    """A specifier that matches more than one text (a wildcard or a regex)."""
+    if spec.startswith("="):
+        return False
+    return spec.startswith(("~", "!")) or "*" in spec or "?" in spec or "[" in spec
+
+
+def decide_python(request: PermissionRequest, rules: RuleSet, mode: Mode) -> Decision:
+    """Decide a Python-code call (see the module docstring)."""
+    source = request.subject
+    if source is None or not source.strip():
+        return Decision(outcome="ask", reason="the code is missing or empty", layer="input")
+    code = read_code(source)
+    if isinstance(code, str):
+        return Decision(outcome="ask", reason=code, layer="input")
+    by = {
+        b: [r for r in rules.of(b) if r.covers(request.tool, request.names)]
+        for b in ("deny", "ask", "allow")
+    }
+    for rule in by["deny"]:
+        if _hits(rule, code):
+            return Decision(
+                outcome="deny", reason=f"denied by {rule.text}", layer="deny-rule", rules=(rule,)
+            )
+    for rule in by["ask"]:
+        if _hits(rule, code):
+            return Decision(
+                outcome="ask", reason=f"{rule.text} asks", layer="ask-rule", rules=(rule,)
+            )
+    whole = next((r for r in by["allow"] if r.specifier and _whole(r, code)), None)
+    if whole is not None:
+        return Decision(
+            outcome="allow", reason=f"allowed by {whole.text}", layer="allow-rule", rules=(whole,)
+        )
+    covering: list[Rule] = []
+    uncovered: list[str] = []
+    for stmt in code.top:
+        rule = next((r for r in by["allow"] if _covers(r, stmt)), None)
+        if rule is None:
+            uncovered.append(stmt.spellings[0] if stmt.spellings else "?")
+        elif rule not in covering:
+            covering.append(rule)
+    if code.top and not uncovered:
+        return Decision(
+            outcome="allow",
+            reason=f"allowed by {', '.join(r.text for r in covering)}",
+            layer="allow-rule",
+            rules=tuple(covering),
+        )
+    if mode in LENIENT:
+        return Decision(outcome="allow", reason=f"{mode} mode", layer="mode")
+    shown = ", ".join(f"`{u.splitlines()[0][:80]}`" for u in uncovered[:3]) or "the code"
+    return Decision(
+        outcome="ask",
+        reason=f"{request.tool} runs code in the notebook; no rule allows {shown} ({mode} mode)",
+        layer="mode",
+    )
