@@ -21,66 +21,20 @@ filter driver off, and never with an external diff or text conversion
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..fs.safe_git import GitFailed, run_git
 
 __all__ = ["GitChange", "GitFailed", "GitSnapshot", "changes_between", "is_repository", "snapshot"]
 
 GIT_TIMEOUT = 20.0
-_SAFE = (
-    "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
-    "-c", "core.untrackedCache=false", "-c", "diff.external=", "-c", "gc.auto=0", "--no-pager",
-)  # fmt: skip
 _REGULAR = ("100644", "100755")
 _EMPTY = "0" * 40
 
 
-class GitFailed(Exception):
-    pass
-
-
-def _filters_off(root: Path) -> list[str]:
-    """``-c`` options emptying every configured filter driver: ``stash create``
-    hashes modified files through their clean filter, a program the
-    repository's config may name (reading the config runs nothing)."""
-    try:
-        listed = _run(root, ["config", "-z", "--get-regexp", r"^filter\."])
-    except GitFailed:
-        return []  # no filter configured (git exits 1)
-    names = set()
-    for item in listed.split(b"\0"):
-        key = item.split(b"\n", 1)[0].decode("utf-8", "replace")
-        name, dot, _ = key[len("filter.") :].rpartition(".")
-        if key.startswith("filter.") and dot and name:
-            names.add(name)
-    options: list[str] = []
-    for name in sorted(names):
-        for var, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
-            options += ["-c", f"filter.{name}.{var}={value}"]
-    return options
-
-
 def _git(root: Path, *args: str) -> bytes:
-    return _run(root, [*_filters_off(root), *args])
-
-
-def _run(root: Path, args: list[str]) -> bytes:
-    env = {**os.environ, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
-    try:
-        out = subprocess.run(
-            ["git", *_SAFE, *args],
-            cwd=root,
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            env=env,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise GitFailed(str(exc)) from None
-    if out.returncode != 0:
-        raise GitFailed(out.stderr.decode(errors="replace").strip()[:300])
-    return out.stdout
+    return run_git(root, args, timeout=GIT_TIMEOUT)
 
 
 def is_repository(root: Path) -> bool:
