@@ -85,7 +85,9 @@ async def wait_background(shell: Any = None) -> None:
 
 async def close_all() -> None:
     """Close every controller's session (its MCP servers stop) and background
-    turns: the kernel calls it when it shuts down."""
+    turns: the kernel calls it when it shuts down. Live "Revert" cards become
+    plain text first, so the saved notebook reads without the kernel."""
+    _settle_revert_cards()
     await asyncio.gather(*(c.aclose() for c in list(_controllers.values())))
 
 
@@ -258,9 +260,12 @@ class AgentController:
         from mewcode_kernel.core.errors import MewcodeError
 
         from .trust import offer_trust
-        from .turn import drive_turn
+        from .turn import cell_origin, drive_turn
 
         await offer_trust(self.shell, session, self._trust_offered)
+        # only the latest turn's "Revert" card stays live (a saved notebook reads
+        # without the kernel); earlier turns are named by `/rewind` in their text
+        _settle_revert_cards()
         renderer, warning = self._attach_renderer(session, background=False)
         info = None
         if renderer.interactive and self._previous_note and session.session_id is None:
@@ -281,6 +286,7 @@ class AgentController:
                         info=info,
                         started_at=started_at,
                         starting=starting.hand_over() if starting is not None else None,
+                        origin=cell_origin(self.shell),
                     )
             except MewcodeError as exc:  # e.g. the session file cannot be written
                 raise AgentCellError(str(exc)) from None
@@ -441,6 +447,15 @@ class AgentController:
         """Wait until every background turn (queued ones included) has finished."""
         if self._tasks is not None:
             await self._tasks.wait()
+
+
+def _settle_revert_cards() -> None:
+    """Turn the live "Revert" cards into plain text (``revert_card.settle_all``)."""
+    import sys
+
+    cards = sys.modules.get("magics._live.revert_card")  # loaded only if a card was shown
+    if cards is not None:
+        cards.settle_all()
 
 
 def _unavailable_reason(session: AgentSession) -> str | None:

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from mewcode_kernel.core.checkpoints import TurnRevert
 from mewcode_kernel.core.commands import CommandResult
 from mewcode_kernel.core.events import (
     AgentEvent,
@@ -42,7 +43,7 @@ from mewcode_kernel.core.tools import Tool
 
 from .render_base import ToolLookup, dispatch
 
-__all__ = ["TextRenderer", "hook_line", "parse_answer", "tool_summary"]
+__all__ = ["TextRenderer", "hook_line", "parse_answer", "revert_hint", "tool_summary"]
 
 DisplayFn = Callable[..., Any]
 AskLine = Callable[[str], Awaitable[str]]
@@ -64,6 +65,22 @@ def tool_summary(call: ToolUseBlock, width: int = 70, tool: Tool | None = None) 
     if len(value) > width:
         value = value[: width - 1] + "…"
     return f"{call.name} {value}".rstrip()
+
+
+def revert_hint(revert: TurnRevert) -> list[str]:
+    """How to revert a turn, in words without ids (saved notebooks compare)."""
+    lines = []
+    if revert.files:
+        n = len(revert.files)
+        names = ", ".join(revert.files[:5]) + (f" and {n - 5} more" if n > 5 else "")
+        them = "it" if n == 1 else "them"
+        lines.append(
+            f"↶ this turn changed {n} file{'s' if n != 1 else ''} ({names}): "
+            f"`%agent /rewind {revert.turn}` reverts {them} (`--dry-run` shows the diff first)"
+        )
+    if revert.commands:
+        lines.append(f"↶ {'; '.join(revert.commands)} — {revert.commands_note}")
+    return lines
 
 
 def hook_line(event: HookRan) -> str:
@@ -122,6 +139,7 @@ class TextRenderer:
         self._denied: set[str] = set()
         self._errors: list[str] = []
         self._tools: ToolLookup | None = None
+        self._revert: TurnRevert | None = None
 
     # --- Renderer protocol -------------------------------------------------------
 
@@ -153,6 +171,10 @@ class TextRenderer:
         )
         return parse_answer(reply)
 
+    def offer_revert(self, revert: TurnRevert) -> None:
+        """The turn changed files: say how to revert them (at ``finish``)."""
+        self._revert = revert
+
     def show_command(self, result: CommandResult) -> None:
         meta = {"mewcode": result.meta} if result.meta else {}
         self._markdown(result.markdown, metadata=meta)
@@ -175,6 +197,9 @@ class TextRenderer:
         reason = "cancelled" if cancelled or done is None else done.reason
         if done is not None and not cancelled and reason not in _CLEAN_STOPS:
             self._line(f"■ stopped: {reason}")
+        if self._revert is not None:
+            for line in revert_hint(self._revert):
+                self._line(line)
         text = self._answer.strip() or f"*(no answer: {reason})*"
         self._markdown(text, metadata={"mewcode": metadata} if metadata else {})
 

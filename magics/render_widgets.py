@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mewcode_kernel.core.checkpoints import TurnRevert
 from mewcode_kernel.core.commands import CommandResult
 from mewcode_kernel.core.events import (
     AgentEvent,
@@ -56,8 +57,10 @@ from ._live.coalesce import Paintable, Painter
 from ._live.fmt import COLORS, duration, key_argument, whole_seconds
 from ._live.lines import error_bundle, footer_bundle, hook_bundle, line_bundle
 from ._live.parts import AnswerStream, Line, TextPart, ThinkingPart, ToolRow, WidgetPart
+from ._live.revert_card import RevertCard, track
 from ._live.surface import BoxSurface, CellSurface, Surface
 from .render_base import ToolLookup, dispatch
+from .render_text import revert_hint
 
 __all__ = ["WidgetRenderer"]
 
@@ -117,6 +120,9 @@ class WidgetRenderer:
         self._context: contextvars.Context | None = None
         self._finished = False
         self._tools: ToolLookup | None = None
+        self._revert: TurnRevert | None = None
+        #: the "Revert N files" card under the turn, once shown
+        self.revert_card: RevertCard | None = None
 
     @property
     def painter(self) -> Painter:
@@ -192,6 +198,10 @@ class WidgetRenderer:
             raise
         return answered.result()
 
+    def offer_revert(self, revert: TurnRevert) -> None:
+        """The turn changed files: ``finish`` shows "Revert N files" above the footer."""
+        self._revert = revert
+
     def show_command(self, result: CommandResult) -> None:
         if result.error:
             self._add(Line(self._surface, error_bundle(result.markdown)))
@@ -227,6 +237,7 @@ class WidgetRenderer:
             card.abandon(
                 "Interrupted before an answer." if cancelled else "The turn ended before an answer."
             )
+        self._show_revert()
         if done is not None or cancelled or metadata:
             footer = footer_bundle(
                 done,
@@ -244,6 +255,20 @@ class WidgetRenderer:
             part.finalize()
         self.painter.close()
         self._finished = True
+
+    def _show_revert(self) -> None:
+        """The revert card (it stays live after the turn: its clicks come later),
+        or, for a turn that only ran commands, the line saying they are not tracked."""
+        revert = self._revert
+        if revert is None:
+            return
+        if revert.files:
+            card = self.revert_card = RevertCard(revert)
+            part = WidgetPart(self._surface, card.widget, card.static_bundle)
+            track(card, part)  # live after the turn; settled when the kernel goes away
+            self._add(part)
+        for line in revert_hint(revert)[1 if revert.files else 0 :]:
+            self._add(Line(self._surface, line_bundle(line, COLORS["muted"])))
 
     # --- events ----------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from .render_text import TextRenderer
 __all__ = [
     "TurnOutcome",
     "approval_handler_for",
+    "cell_origin",
     "drive_turn",
     "headless_setting",
     "pick_renderer",
@@ -134,6 +135,7 @@ async def drive_turn(
     info: str | None = None,
     started_at: float | None = None,
     starting: str | None = None,
+    origin: dict[str, Any] | None = None,
 ) -> TurnOutcome:
     """Run one turn, feeding ``renderer``; always ends with ``renderer.finish``.
 
@@ -143,7 +145,8 @@ async def drive_turn(
     shown first (e.g. the session a kernel restart left behind). The turn runs as its own task. In the foreground it is registered for
     Kernel › Interrupt; cancelled either way (directly, or through the cell's
     own cancellation in a stock kernel), the loop first closes the
-    conversation, then the outcome says ``cancelled``.
+    conversation, then the outcome says ``cancelled``. ``origin``: the cell
+    that runs it (see ``cell_origin``), kept with the turn's checkpoint.
     """
     outcome = TurnOutcome(done=None, cancelled=False)
 
@@ -158,6 +161,7 @@ async def drive_turn(
             info=info,
             started_at=started_at,
             starting=starting,
+            origin=origin,
         ):
             pass
 
@@ -189,6 +193,7 @@ async def turn_events(
     info: str | None = None,
     started_at: float | None = None,
     starting: str | None = None,
+    origin: dict[str, Any] | None = None,
 ) -> AsyncIterator[AgentEvent]:
     """The turn's events, each drawn by ``renderer`` and noted in ``outcome``;
     the renderer is started first and finished last, whatever happens
@@ -207,8 +212,9 @@ async def turn_events(
         renderer.on_event(Notice(level="warning", message=warning))
     if info:
         renderer.on_event(Notice(level="info", message=info))
+    turn_before = session.checkpoints.turn
     try:
-        async for event in session.run(prompt, max_turns=max_turns):
+        async for event in session.run(prompt, max_turns=max_turns, origin=origin):
             if isinstance(event, ToolStarted) and event.call.name not in outcome.tools_used:
                 outcome.tools_used.append(event.call.name)
             elif isinstance(event, TurnDone):
@@ -221,13 +227,42 @@ async def turn_events(
         outcome.done = session.state.cancelled_turn
         raise
     finally:
+        ran = session.checkpoints.turn != turn_before  # the turn began (and was numbered)
+        offer = getattr(renderer, "offer_revert", None)
+        revert = session.turn_revert() if ran else None
+        if offer is not None and revert is not None:
+            offer(revert)
         renderer.finish(
-            outcome.done, cancelled=outcome.cancelled, metadata=provenance(session, outcome)
+            outcome.done,
+            cancelled=outcome.cancelled,
+            metadata=provenance(session, outcome, turn=session.checkpoints.turn if ran else None),
         )
 
 
-def provenance(session: AgentSession, outcome: TurnOutcome) -> dict[str, Any]:
-    """What the cell's final output carries under ``metadata["mewcode"]``: no secrets."""
+def cell_origin(shell: Any) -> dict[str, Any]:
+    """The running cell: its execution count (``In [N]``) and, when the front
+    end sends it, its id (for ``/rewind cell N``)."""
+    origin: dict[str, Any] = {}
+    count = getattr(shell, "execution_count", None)
+    if isinstance(count, int):
+        origin["execution_count"] = count
+    kernel = getattr(shell, "kernel", None)
+    try:
+        parent = kernel.get_parent() if kernel is not None else None
+    except Exception:  # older kernels: get_parent takes a channel, or is missing
+        parent = None
+    cell_id = (parent or {}).get("metadata", {}).get("cellId") if isinstance(parent, dict) else None
+    if isinstance(cell_id, str) and cell_id:
+        origin["cell_id"] = cell_id[:100]
+    return origin
+
+
+def provenance(
+    session: AgentSession, outcome: TurnOutcome, *, turn: int | None = None
+) -> dict[str, Any]:
+    """What the cell's final output carries under ``metadata["mewcode"]``: no
+    secrets. ``turn``: the turn's number in its session (``/rewind
+    SESSION:TURN`` reverts it), and the files it changed, when it changed any."""
     done = outcome.done
     usage = done.usage if done is not None else Usage()
     provider = session.provider
@@ -241,6 +276,11 @@ def provenance(session: AgentSession, outcome: TurnOutcome) -> dict[str, Any]:
         "model_turns": done.model_turns if done is not None else 0,
         "mode": session.mode,
     }
+    if turn is not None:
+        meta["turn"] = turn
+        record = session.checkpoints.record
+        if record is not None and record.files:
+            meta["files_changed"] = [e.shown for e in record.files]
     if getattr(session.settings, "protocol", None) != "replay":  # a replay costs nothing
         cost = estimate_cost(provider.model, usage)
         if cost is not None:

@@ -38,7 +38,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"providers"}),
     frozenset({"tools"}),
     frozenset({"permission", "mcp"}),
-    frozenset({"context", "session", "skills", "tasks", "hooks"}),
+    frozenset({"context", "session", "skills", "tasks", "hooks", "checkpoints"}),
     frozenset({"agent"}),
     frozenset({"subagents"}),
     frozenset({"agent_context", "agent_safety", "agent_session", "commands"}),

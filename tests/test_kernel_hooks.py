@@ -419,7 +419,9 @@ def test_async_hooks_run_detached_and_only_once_resets(
     assert not (out / "async.json").exists()  # the cell did not wait for it
     kernel.ok("%%agent\nSay two.")
     deadline = time.monotonic() + 20
-    while not (out / "async.json").exists() and time.monotonic() < deadline:
+    async_out = out / "async.json"
+    # `cat > file` creates the file before it writes: wait for the content
+    while not (async_out.exists() and async_out.stat().st_size) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert json.loads((out / "async.json").read_text())["event"] == "Stop"
     assert len(logged(out)) == 1  # only once in this session

@@ -2,11 +2,14 @@
 """What a live agent cell leaves in a saved notebook (real ``mewcode`` kernel,
 outputs kept as JupyterLab keeps them): no widget views, which would read
 "model not found" once the kernel is gone, but the transcript, the diff and
-the decision as HTML and Markdown."""
+the decision as HTML and Markdown. The one widget that outlives the turn,
+the "Revert" card, becomes plain text when the kernel shuts down."""
 
 from __future__ import annotations
 
 import json
+import queue
+import time
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +53,16 @@ def test_a_saved_agent_cell_reads_without_a_kernel(
     assert cell.status == "ok", cell.text
     for msg in cell.messages:
         outputs.feed(msg)
+    live = [o for o in outputs.outputs if WIDGET_VIEW in o.get("data", {})]
+    assert len(live) == 1  # the "Revert 1 file" card, live while the kernel runs
+    kernel.kc.shutdown()  # the person shuts the kernel down: the card settles
+    deadline = time.monotonic() + 30
+    while any(WIDGET_VIEW in o.get("data", {}) for o in outputs.outputs):
+        assert time.monotonic() < deadline, "the revert card never settled"
+        try:
+            outputs.feed(kernel.kc.get_iopub_msg(timeout=1))
+        except queue.Empty:
+            continue
 
     notebook = nbformat.v4.new_notebook()
     notebook.cells.append(nbformat.v4.new_code_cell("%%agent\nWrite a haiku to haiku.txt."))
@@ -74,3 +87,5 @@ def test_a_saved_agent_cell_reads_without_a_kernel(
     assert "Thought for" in html and "The user wants a haiku file." in html
     assert "I'll write it." in markdown and "Wrote haiku.txt." in markdown
     assert not any(p.startswith(("VBox(", "Accordion(", "CardWidget(")) for p in plain)
+    [revert] = [p for p in plain if p.startswith("↶")]
+    assert "changed 1 file (haiku.txt)" in revert and "/rewind " in revert

@@ -93,6 +93,25 @@ def test_environment_block_in_a_git_repository(tmp_path: Path) -> None:
     assert "not a git repository" in render_environment(gather_environment(tmp_path / "new.py"))
 
 
+def test_the_per_turn_git_status_runs_no_program_the_repository_names(tmp_path: Path) -> None:
+    # A cloned repository's .git/config may name an fsmonitor hook (run by every
+    # "git status") and a clean filter (run when a modified file is hashed).
+    project, marker = tmp_path / "repo", tmp_path / "ran"
+    project.mkdir()
+    _git(project, "init", "-q", "-b", "main")
+    (project / ".gitattributes").write_text("* filter=evil\n")
+    (project / "a.txt").write_text("one\n")
+    _git(project, "add", "-A")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    _git(project, "config", "core.fsmonitor", f"touch {marker}; true")
+    _git(project, "config", "filter.evil.clean", f"touch {marker}; cat")
+    _git(project, "config", "core.hooksPath", str(tmp_path))
+    (project / "a.txt").write_text("two\n")
+    text = render_environment(gather_environment(project))
+    assert "M a.txt" in text and "- git branch: main" in text
+    assert not marker.exists()
+
+
 def test_environment_status_is_capped(tmp_path: Path) -> None:
     _git(tmp_path, "init", "-q")
     for n in range(25):

@@ -27,6 +27,7 @@ from .agent import Agent, ConversationState
 from .agent.loop import DEFAULT_MAX_TURNS
 from .agent_context import SessionContext
 from .agent_safety import SessionSafety
+from .checkpoints import TurnCheckpoints, TurnRevert
 from .config import ProviderSettings, ResolvedConfig, load_config
 from .context import DEFAULT_WINDOW, ContextManager, ContextPolicy
 from .context.report import ContextReport
@@ -126,6 +127,8 @@ class AgentSession:
             Notice(level="warning", message=str(w)) for w in config.warnings
         ]
         self.safety = SessionSafety(root, config, home=home, env=env, trust=trust, sandbox=sandbox)
+        #: the running turn's checkpoint (files saved before it changes them)
+        self.checkpoints = TurnCheckpoints(root, git_allowed=self._git_allowed)
         if gate is None:
             gate = self.safety.project_gate(config, mode=mode, on_audit=self._audit)
         self._pending_notices += [Notice(level="warning", message=str(p)) for p in gate.problems]
@@ -328,8 +331,16 @@ class AgentSession:
 
     # --- running -------------------------------------------------------------
 
-    async def run(self, prompt: str, *, max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
-        """Run one user turn; every message is on disk as soon as it exists."""
+    async def run(
+        self,
+        prompt: str,
+        *,
+        max_turns: int | None = None,
+        origin: Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[AgentEvent]:
+        """Run one user turn; every message is on disk as soon as it exists.
+        ``origin`` says where it came from (a notebook cell's execution count
+        and id), kept with the turn's checkpoint for ``/rewind cell N``."""
         self.state.cancelled_turn = None
         prompt, lone = scrub_surrogates(prompt)
         if lone:
@@ -342,6 +353,8 @@ class AgentSession:
             )
         async for event in self._prepare():
             yield event
+        assert self._writer is not None
+        self.checkpoints.begin(self._writer.path, self._writer.id, origin)
         outcome = await self.lifecycle.fire("UserPromptSubmit", prompt=prompt)
         for shown_event in outcome.events:
             yield shown_event
@@ -355,8 +368,13 @@ class AgentSession:
             )  # fmt: skip
             return
         message = await self.context.turn_message(prompt, list(outcome.context))
-        async for event in self.agent.run(self.conversation, message, max_turns=max_turns):
-            yield event
+        try:
+            async for event in self.agent.run(self.conversation, message, max_turns=max_turns):
+                yield event
+        except BaseException:
+            self.checkpoints.finish()  # cut short: still record what its commands changed
+            raise
+        await asyncio.to_thread(self.checkpoints.finish)
 
     async def compact(self, instructions: str | None = None) -> AsyncIterator[AgentEvent]:
         """Summarise older turns now (``/compact [instructions]``)."""
@@ -369,6 +387,14 @@ class AgentSession:
     def remember(self, note: str, *, scope: Scope = "project") -> MemoryNote:
         """Save a memory note (see ``SessionContext.remember``)."""
         return self.context.remember(note, scope=scope)
+
+    def turn_revert(self) -> TurnRevert | None:
+        """Reverting the last turn's file changes (``None`` if it changed none
+        and ran no untracked command): what a cell's "Revert" button uses."""
+        record, store = self.checkpoints.record, self.checkpoints.store
+        if record is None or store is None:
+            return None
+        return TurnRevert(record, store, self.agent.ctx.workspace)
 
     def context_report(self) -> ContextReport:
         """How full the context is (``/context``)."""
@@ -399,6 +425,11 @@ class AgentSession:
             async for event in self.context.compact_if_too_large(self.conversation):
                 yield event
 
+    def _git_allowed(self) -> bool:
+        """Whether git may run in the project to follow commands' changes: its
+        own ``.git/config`` could name programs git runs, so only when trusted."""
+        return self.safety.trust.trusted or os.environ.get(TRUST_ENV, "").strip() == "1"
+
     def _audit(self, record: AuditRecord) -> None:
         """The one place permission lines are written: every decision and every
         answered ask, as ``permission`` and ``approval`` markers."""
@@ -424,7 +455,10 @@ class AgentSession:
         """The tools' view of the project: the same additional directories the
         gate checks against, so a write re-resolved at the tool is judged alike."""
         return RunContext(
-            root=self.root, session_dir=session_dir, additional_dirs=gate.additional_dirs
+            root=self.root,
+            session_dir=session_dir,
+            additional_dirs=gate.additional_dirs,
+            checkpoints=self.checkpoints,
         )
 
     def _refresh_system_prompt(self) -> None:

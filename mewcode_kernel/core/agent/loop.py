@@ -168,6 +168,7 @@ class Agent:
             services=self,
             emit=self.ctx.emit,
             scope=self.ctx.scope,
+            checkpoints=self.ctx.checkpoints,
         )
 
     async def ask_person(self, ctx: RunContext, reason: str) -> bool:

@@ -293,6 +293,10 @@ async def _call_one(
 ) -> _Finished:
     start = time.perf_counter()
     ctx = dataclasses.replace(agent.context_for(call), emit=emit, scope=scope)
+    if ctx.checkpoints is not None and t.kind == "exec" and not t.read_only:
+        # what a command changes is not followed: the turn lists it as not tracked
+        summary = f"{call.name} {t.display(args)[:200]}".rstrip()
+        await asyncio.to_thread(ctx.checkpoints.note_command, agent.redactor.redact(summary))
     try:
         output = await t.call(ctx, args)
         result = _result(call.id, output)

@@ -46,7 +46,16 @@ FALLBACKS: list[Fallback] = []
 
 # Modules that register commands when imported (kept lazy: the kernel imports
 # the registry at start, the commands only when one is used).
-_MODULES: tuple[str, ...] = ("builtin", "context", "agents", "skills", "security", "mcp", "hooks")
+_MODULES: tuple[str, ...] = (
+    "builtin",
+    "context",
+    "agents",
+    "skills",
+    "security",
+    "mcp",
+    "hooks",
+    "rewind",
+)
 
 
 def fallback(fn: Fallback) -> Fallback:

@@ -3,7 +3,12 @@ the one path resolver) and writes that never follow a planted symlink."""
 
 from __future__ import annotations
 
-from .safe_write import UnsafeWriteError, atomic_write_within, safe_open_for_write
+from .safe_write import (
+    UnsafeWriteError,
+    atomic_write_within,
+    safe_open_for_write,
+    safe_unlink_within,
+)
 from .workspace import PathKind, ResolvedPath, Workspace, suspicious_name
 
 __all__ = [
@@ -13,5 +18,6 @@ __all__ = [
     "Workspace",
     "atomic_write_within",
     "safe_open_for_write",
+    "safe_unlink_within",
     "suspicious_name",
 ]

@@ -13,11 +13,11 @@ import os
 import posixpath
 import secrets
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..errors import ToolError
 
-__all__ = ["UnsafeWriteError", "atomic_write_within", "safe_open_for_write"]
+__all__ = ["UnsafeWriteError", "atomic_write_within", "safe_open_for_write", "safe_unlink_within"]
 
 
 class UnsafeWriteError(ToolError):
@@ -186,5 +186,55 @@ def atomic_write_within(
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=dir_fd)
             raise
+    finally:
+        os.close(dir_fd)
+
+
+def safe_unlink_within(
+    path: str | os.PathLike[str],
+    allowed_roots: Iterable[str | os.PathLike[str]],
+    *,
+    expect: Callable[[bytes], bool] | None = None,
+    limit: int = 64_000_000,
+) -> bool:
+    """Remove the regular file at the resolved ``path``; ``False`` if it is gone.
+
+    Its directory is reached from ``allowed_roots`` without following a
+    symlink, and the name is removed from that directory's descriptor, so a
+    link planted on the way removes nothing elsewhere. ``expect`` (given the
+    file's content, read through the same descriptor) must return True, or
+    ``UnsafeWriteError`` is raised and nothing is removed.
+    """
+    text = os.fspath(path)
+    try:
+        dir_fd, name = _open_parent(text, list(allowed_roots), False)
+    except UnsafeWriteError:
+        if not os.path.lexists(posixpath.dirname(text)):
+            return False
+        raise
+    try:
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeWriteError(
+                f"refusing to remove {text}: it is a symlink or not a regular file"
+            )
+        if expect is not None:
+            fd = os.open(
+                name, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd
+            )
+            try:
+                data = os.read(fd, limit + 1)
+                rest = b""
+                while len(data) <= limit and (rest := os.read(fd, 1 << 20)):
+                    data += rest
+            finally:
+                os.close(fd)
+            if len(data) > limit or not expect(data):
+                raise UnsafeWriteError(f"refusing to remove {text}: it changed")
+        os.unlink(name, dir_fd=dir_fd)
+        return True
     finally:
         os.close(dir_fd)

@@ -8,13 +8,13 @@ cassettes compare it masked (``mask_environment``; see docs/cassettes.md).
 
 from __future__ import annotations
 
-import os
 import platform
 import re
-import subprocess
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
+
+from ..fs.safe_git import GitFailed, run_git
 
 __all__ = [
     "ENV_CLOSE",
@@ -52,19 +52,10 @@ class Environment:
 
 
 def _git(root: Path, *args: str) -> str | None:
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
     try:
-        out = subprocess.run(
-            ["git", "-C", str(root), *args],
-            capture_output=True,
-            text=True,
-            timeout=_GIT_TIMEOUT,
-            env=env,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+        return run_git(root, args, timeout=_GIT_TIMEOUT).decode("utf-8", "replace")
+    except GitFailed:
         return None
-    return out.stdout if out.returncode == 0 else None
 
 
 def _branch(header: str) -> str:

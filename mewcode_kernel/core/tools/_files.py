@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import ToolError
 from ..fs import atomic_write_within
+from .context import FileCheckpoints
 
 __all__ = [
     "PREVIEW_BYTES",
@@ -68,7 +69,14 @@ def read_for_preview(path: Path) -> tuple[bool, str | None]:
         return True, None
 
 
-def atomic_write_text(path: Path, content: str, roots: tuple[Path, ...]) -> bool:
+def atomic_write_text(
+    path: Path,
+    content: str,
+    roots: tuple[Path, ...],
+    *,
+    checkpoints: FileCheckpoints | None = None,
+    shown: str = "",
+) -> bool:
     """Replace ``path`` with ``content`` (UTF-8) atomically; return True if it existed.
 
     The text goes to a temporary file in the same directory, is fsynced and
@@ -76,11 +84,17 @@ def atomic_write_text(path: Path, content: str, roots: tuple[Path, ...]) -> bool
     torn one; an existing file keeps its permission bits. The directory is
     reached from one of ``roots`` (see ``Workspace.write_destination``)
     without following any symlink, so a link planted between the permission
-    check and the write is refused rather than followed.
+    check and the write is refused rather than followed. ``checkpoints``
+    (the turn's recorder) saves the file as it was before the write.
     """
     existed = os.path.lexists(path)
-    atomic_write_within(path, content, roots)
+    data = content.encode("utf-8")
+    if checkpoints is not None:
+        checkpoints.before_write(path, shown or path.name)
+    atomic_write_within(path, data, roots)
     _fsync_dir(path.parent)
+    if checkpoints is not None:
+        checkpoints.after_write(path, data)
     return existed
 
 

@@ -27,7 +27,22 @@ if TYPE_CHECKING:
     from ..tasks import TaskManager
     from .registry import ToolRegistry
 
-__all__ = ["AgentServices", "CancelScope", "RunContext"]
+__all__ = ["AgentServices", "CancelScope", "FileCheckpoints", "RunContext"]
+
+
+class FileCheckpoints(Protocol):
+    """Where the file tools report their changes, so a turn can be reverted
+    (``core.checkpoints.TurnCheckpoints``): ``before_write`` just before a
+    file changes, ``after_write`` with what it now holds; ``note_command``
+    for a command whose changes to files are not followed."""
+
+    def before_write(self, path: Path, shown: str) -> None: ...
+
+    def after_write(self, path: Path, data: bytes) -> None: ...
+
+    def note_command(self, summary: str) -> None:
+        """Blocking (it may take a git snapshot): call it from a worker thread."""
+        ...
 
 
 class AgentServices(Protocol):
@@ -122,6 +137,7 @@ class RunContext:
     services: AgentServices | None = None
     emit: Callable[[AgentEvent], None] = _discard
     scope: CancelScope = field(default_factory=CancelScope)
+    checkpoints: FileCheckpoints | None = None
 
     def __post_init__(self) -> None:
         if self.workspace is None:

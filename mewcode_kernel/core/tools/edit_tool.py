@@ -110,7 +110,9 @@ def _edit(
         if old:
             err = missing_path_error(ctx, target)
             raise ToolError(f"{err}; to create a file use write_file (or an empty old_string)")
-        atomic_write_text(target, new, roots)  # parents made without following links
+        atomic_write_text(
+            target, new, roots, checkpoints=ctx.checkpoints, shown=shown
+        )  # parents made without following links
         return f"Created {shown}.\n" + _snippet(new, 0, new)
     if not target.is_file():
         raise ToolError(f"{shown} is not a regular file (a device, socket or pipe)")
@@ -121,7 +123,7 @@ def _edit(
                 f"old_string is empty but {shown} already has content; give the exact text "
                 "to replace, or use write_file to replace the whole file"
             )
-        atomic_write_text(target, new, roots)
+        atomic_write_text(target, new, roots, checkpoints=ctx.checkpoints, shown=shown)
         return f"Wrote {shown} (it was empty).\n" + _snippet(new, 0, new)
     old, new = _match_line_endings(text, old, new)
     starts = _occurrences(text, old)
@@ -135,7 +137,7 @@ def _edit(
             "include more surrounding lines to make it unique, or set replace_all=true"
         )
     updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-    atomic_write_text(target, updated, roots)
+    atomic_write_text(target, updated, roots, checkpoints=ctx.checkpoints, shown=shown)
     first = starts[0]
     head = f"Edited {shown}: replaced {len(starts)} occurrence{'s' if len(starts) > 1 else ''}"
     if len(starts) > 1:

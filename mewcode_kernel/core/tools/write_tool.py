@@ -12,7 +12,7 @@ from ..errors import ToolError
 from ._files import atomic_write_text, read_for_preview
 from ._paths import display_path, resolve_path, write_destination
 from .base import FileChange, tool
-from .context import RunContext
+from .context import FileCheckpoints, RunContext
 
 __all__ = ["write_file"]
 
@@ -56,10 +56,16 @@ async def write_file(
     """
     target, roots = write_destination(ctx, path)
     shown = display_path(ctx, target)
-    return await asyncio.to_thread(_write, target, shown, content, roots)
+    return await asyncio.to_thread(_write, target, shown, content, roots, ctx.checkpoints)
 
 
-def _write(target: Path, shown: str, content: str, roots: tuple[Path, ...]) -> str:
+def _write(
+    target: Path,
+    shown: str,
+    content: str,
+    roots: tuple[Path, ...],
+    checkpoints: FileCheckpoints | None = None,
+) -> str:
     if target.is_dir():
         raise ToolError(f"{shown} is a directory; give a file path")
     for parent in (target.parent, *target.parent.parents):
@@ -76,7 +82,7 @@ def _write(target: Path, shown: str, content: str, roots: tuple[Path, ...]) -> s
     try:
         # missing parents are made by the write itself, one directory at a time
         # without following links (``fs.safe_write``), never by ``mkdir -p``
-        existed = atomic_write_text(target, content, roots)
+        existed = atomic_write_text(target, content, roots, checkpoints=checkpoints, shown=shown)
     except PermissionError:
         raise ToolError(f"permission denied writing {shown}") from None
     except OSError as exc:

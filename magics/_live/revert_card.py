@@ -1,0 +1,197 @@
+"""The "Revert N files" card under a turn that changed files.
+
+A small anywidget (``static/revert.js``): the button asks for a preview
+(the diff from each file as it is now to what the revert leaves, and which
+files changed since the turn and are left alone), then Restore carries it
+out and the card shows what happened. Files changed since are overwritten
+only by the explicit "Overwrite changed files too" button. The work is the
+core's (``checkpoints.TurnRevert``); clicks may arrive on a kernel subshell's
+thread, and each is handled there, one at a time.
+
+Unlike the approval cards, this card outlives its turn: its clicks come
+later. So that a saved notebook still reads without a kernel, only the
+latest turn's card is live: the controller replaces the live cards by
+their static form (``static_bundle``: what happened, or the ``/rewind
+SESSION:N`` that reverts the turn) when the next agent turn starts and when
+the kernel shuts down or restarts (``settle_all``).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets as t
+
+from mewcode_kernel.core.checkpoints import RevertPlan, TurnRevert
+
+from .fmt import COLORS, MUTED, esc
+from .parts import WidgetPart
+from .surface import Bundle
+
+__all__ = ["RevertCard", "RevertWidget", "plan_html", "settle_all", "track"]
+
+#: the cards shown and not yet settled, each with the part that shows it
+_LIVE: list[tuple[RevertCard, WidgetPart]] = []
+
+_STATIC = Path(__file__).with_name("static")
+_DIFF_BOX = (
+    "margin:2px 0 6px;padding:4px 6px;overflow:auto;max-height:24em;white-space:pre;"
+    "background:var(--jp-layout-color2,#f6f8fa);border-radius:3px;"
+    "font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,12px)"
+)
+_TINT = {"+": "background:#2ea04330", "-": "background:#f8514930", "@": "color:#888"}
+_ACTION = {
+    "restore": ("restore", COLORS["ok"]),
+    "delete": ("delete (the turn created it)", COLORS["ok"]),
+    "unchanged": ("nothing to do", COLORS["muted"]),
+    "conflict": ("changed since the turn: left alone", COLORS["warn"]),
+    "refused": ("not reverted", COLORS["error"]),
+}
+
+
+class RevertWidget(anywidget.AnyWidget):
+    """``state``: ``ready`` (the button), ``preview`` (the plan, Restore /
+    Cancel), ``done`` (the outcome)."""
+
+    _esm = _STATIC / "revert.js"
+    _css = _STATIC / "revert.css"
+    label = t.Unicode("").tag(sync=True)
+    state = t.Unicode("ready").tag(sync=True)
+    body = t.Unicode("").tag(sync=True)
+    conflicts = t.Bool(False).tag(sync=True)
+    can_restore = t.Bool(False).tag(sync=True)
+
+
+def _diff_html(diff: str) -> str:
+    rows = []
+    for line in diff.splitlines():
+        style = _TINT.get(line[:1], "") if not line.startswith(("---", "+++")) else "color:#888"
+        rows.append(f'<div style="{style}">{esc(line) or " "}</div>')
+    return f'<div class="mewcode-diff" style="{_DIFF_BOX}">{"".join(rows)}</div>'
+
+
+def plan_html(plan: RevertPlan) -> str:
+    """The plan (or its outcome, once applied) as HTML: one line per file, diffs below."""
+    items = []
+    for item in plan.items:
+        if plan.applied:
+            ok = item.outcome in ("restored", "deleted", "already gone")
+            what, color = item.outcome, COLORS["ok"] if ok else COLORS["warn"]
+        else:
+            what, color = _ACTION[item.action]
+            if item.reason:
+                what += f" ({item.reason})"
+        diff = _diff_html(item.diff) if item.diff and not plan.applied else ""
+        items.append(
+            f'<div class="mewcode-revert-file"><code>{esc(item.shown)}</code> · '
+            f'<span style="color:{color}">{esc(what)}</span>{diff}</div>'
+        )
+    for summary in plan.untracked:
+        items.append(
+            f'<div class="mewcode-revert-file"><code>{esc(summary)}</code> · '
+            f'<span style="color:{COLORS["muted"]}">{esc(plan.record.commands_note)}</span></div>'
+        )
+    return "".join(items)
+
+
+class RevertCard:
+    """The card for one turn; ``widget`` is what is shown."""
+
+    def __init__(self, revert: TurnRevert) -> None:
+        self.revert = revert
+        n = len(revert.files)
+        self.widget = RevertWidget(label=f"Revert {n} file{'s' if n != 1 else ''}")
+        self.widget.on_msg(self._on_message)
+        self._lock = threading.Lock()
+        self.last: RevertPlan | None = None
+
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        event = content.get("event")
+        with self._lock:
+            try:
+                if event == "preview":
+                    self.preview()
+                elif event == "restore":
+                    self.restore(force=bool(content.get("force")))
+                elif event == "cancel" and self.widget.state == "preview":
+                    self.widget.state = "ready"
+            except Exception as exc:  # shown in the card, never lost in the kernel log
+                self._show(
+                    "done", f'<span style="color:{COLORS["error"]}">✗ {esc(str(exc))}</span>'
+                )
+
+    def preview(self) -> RevertPlan:
+        plan = self.last = self.revert.plan()
+        head = (
+            "Nothing to revert: every file is already as before the turn."
+            if not plan.changes and not plan.conflicts
+            else "Reverting would:"
+        )
+        with self.widget.hold_sync():
+            self.widget.conflicts = bool(plan.conflicts)
+            self.widget.can_restore = bool(plan.changes or plan.conflicts)
+            self._show("preview", f"<div>{esc(head)}</div>{plan_html(plan)}")
+        return plan
+
+    def restore(self, *, force: bool = False) -> RevertPlan:
+        plan = self.last = self.revert.apply(force=force)
+        if not plan.applied:  # a file changed since, or nothing to do: nothing was touched
+            with self.widget.hold_sync():
+                self.widget.conflicts = bool(plan.conflicts)
+                self.widget.can_restore = bool(plan.changes or plan.conflicts)
+                why = (
+                    "Nothing reverted: some files changed since the turn."
+                    if plan.conflicts
+                    else "Nothing to revert."
+                )
+                self._show("preview", f"<div>{esc(why)}</div>{plan_html(plan)}")
+            return plan
+        done = sum(1 for i in plan.items if i.outcome in ("restored", "deleted"))
+        head = f"↶ Reverted {done} file{'s' if done != 1 else ''}:"
+        self._show("done", f'<div style="color:{COLORS["ok"]}">{esc(head)}</div>{plan_html(plan)}')
+        return plan
+
+    def static_bundle(self) -> Bundle:
+        """The card without the widget, for a saved notebook."""
+        plan = self.last
+        if plan is not None and plan.applied:
+            done = sum(1 for i in plan.items if i.outcome in ("restored", "deleted"))
+            head = f"↶ Reverted {done} file{'s' if done != 1 else ''} of this turn"
+            lines = [f"{i.shown}: {i.outcome}" for i in plan.items]
+            html = f'<div style="{MUTED}">{esc(head)}:</div>{plan_html(plan)}'
+            text = head + ":\n" + "\n".join(lines)
+            return {"text/html": html, "text/markdown": text, "text/plain": text}
+        files = self.revert.files
+        names = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+        command = f"/rewind {self.revert.label}"
+        text = (
+            f"↶ this turn changed {len(files)} file{'s' if len(files) != 1 else ''} ({names}): "
+            f"`%agent {command}` reverts {'it' if len(files) == 1 else 'them'}"
+        )
+        html = (
+            f'<div class="mewcode-revert-static" style="{MUTED}">{esc(text.split("`")[0])}'
+            f"<code>%agent {esc(command)}</code> reverts {'it' if len(files) == 1 else 'them'}</div>"
+        )
+        return {"text/html": html, "text/markdown": text, "text/plain": text}
+
+    def _show(self, state: str, body: str) -> None:
+        with self.widget.hold_sync():
+            self.widget.body = body
+            self.widget.state = state
+
+
+def track(card: RevertCard, part: WidgetPart) -> None:
+    """Remember a card shown by ``part`` until ``settle_all``."""
+    _LIVE.append((card, part))
+
+
+def settle_all() -> int:
+    """Replace every live card by its static form (the kernel is going away);
+    returns how many were replaced."""
+    cards, _LIVE[:] = list(_LIVE), []
+    return sum(part.finalize() for _, part in cards)

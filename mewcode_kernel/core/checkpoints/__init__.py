@@ -1,0 +1,35 @@
+"""Checkpoints and revert: before a turn first changes a file, its content is
+saved beside the session (a created file is recorded as created), so the
+turn can be reverted later, from the cell that ran it or with ``/rewind``,
+even after a kernel restart. UI-free: front ends show ``RevertPlan``s.
+
+Commands (``bash``) are not followed: a turn that ran one lists it as not
+tracked.
+"""
+
+from __future__ import annotations
+
+from .lookup import find_turn, store_of
+from .recorder import TurnCheckpoints
+from .records import FileEntry, FileStatus, TurnRecord
+from .revert import Action, RevertItem, RevertPlan, TurnRevert, apply_revert, plan_revert
+from .store import MAX_SNAPSHOT_BYTES, CheckpointStore, read_snapshot, stored_turns
+
+__all__ = [
+    "MAX_SNAPSHOT_BYTES",
+    "Action",
+    "CheckpointStore",
+    "FileEntry",
+    "FileStatus",
+    "RevertItem",
+    "RevertPlan",
+    "TurnCheckpoints",
+    "TurnRecord",
+    "TurnRevert",
+    "apply_revert",
+    "find_turn",
+    "plan_revert",
+    "read_snapshot",
+    "store_of",
+    "stored_turns",
+]

@@ -1,0 +1,192 @@
+"""Recording a turn's checkpoint as it goes (``TurnCheckpoints``).
+
+The file tools call ``before_write`` just before they change a file and
+``after_write`` once the change is made; tools whose changes cannot be
+followed (``bash``) are noted with ``note_command``. The first change to a
+file in a turn saves its content (or records it as created) and the
+record is on disk before the change is made. Calls come from the tools'
+worker threads, hence the lock.
+
+In a git repository (and only when ``git_allowed()`` says so: a trusted
+project), the first command of a turn takes a git snapshot of the work
+tree and ``finish`` another: what git sees changed between them joins the
+turn's files (see ``git``), so revert can restore it too.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from . import git
+from .records import GONE, FileEntry, TurnRecord
+from .store import MAX_SNAPSHOT_BYTES, CheckpointStore, digest, read_snapshot
+
+__all__ = ["TurnCheckpoints"]
+
+
+class TurnCheckpoints:
+    """The session's checkpoint recorder: ``begin`` starts each turn (in the
+    session's directory, numbering on from the turns already stored there)."""
+
+    def __init__(self, root: Path, *, git_allowed: Callable[[], bool] = lambda: False) -> None:
+        self.root = root
+        self._git_allowed = git_allowed
+        self._git_before: git.GitSnapshot | None = None
+        self._lock = threading.Lock()
+        self._store: CheckpointStore | None = None
+        self._session_id = ""
+        self._turn = 0
+        self._origin: dict[str, Any] = {}
+        self._record: TurnRecord | None = None
+
+    @property
+    def turn(self) -> int:
+        """The number of the running (or last) turn; 0 before the first."""
+        return self._turn
+
+    @property
+    def store(self) -> CheckpointStore | None:
+        return self._store
+
+    @property
+    def record(self) -> TurnRecord | None:
+        """The running (or last) turn's record, ``None`` when it changed nothing."""
+        return self._record
+
+    def begin(
+        self, session_dir: Path, session_id: str, origin: Mapping[str, Any] | None = None
+    ) -> int:
+        """Start a new turn of the session in ``session_dir``; returns its number."""
+        with self._lock:
+            if self._store is None or self._store.session_dir != session_dir:
+                self._store = CheckpointStore(session_dir)
+                self._turn = 0
+            stored = self._store.turns()
+            self._turn = max(self._turn, stored[-1] if stored else 0) + 1
+            self._session_id = session_id
+            self._origin = dict(origin or {})
+            self._record = None
+            self._git_before = None
+            return self._turn
+
+    def before_write(self, path: Path, shown: str) -> None:
+        """Save ``path`` as it is, unless this turn already did."""
+        with self._lock:
+            if self._store is None:
+                return
+            record = self._current()
+            key = str(path)
+            if record.entry(key) is not None:
+                return
+            snap = read_snapshot(key)
+            if not snap.exists:
+                entry = FileEntry(path=key, shown=shown, status="created")
+            elif snap.data is None:
+                entry = FileEntry(
+                    path=key, shown=shown, status="unsaved", mode=snap.mode, reason=snap.reason
+                )
+            else:
+                entry = FileEntry(
+                    path=key, shown=shown, status="edited",
+                    before=self._store.save_blob(snap.data), before_size=len(snap.data),
+                    mode=snap.mode,
+                )  # fmt: skip
+            record.files.append(entry)
+            self._store.save(record)
+
+    def after_write(self, path: Path, data: bytes) -> None:
+        """``path`` now holds ``data`` (what this turn wrote)."""
+        with self._lock:
+            record = self._record
+            entry = record.entry(str(path)) if record is not None else None
+            if record is None or entry is None or self._store is None:
+                return
+            entry.after = digest(data)
+            self._store.save(record)
+
+    def note_command(self, summary: str) -> None:
+        """A command is about to run (its changes are only followed through git).
+        Blocking (it may run git): call it from a worker thread."""
+        with self._lock:
+            if self._store is None:
+                return
+            record = self._current()
+            if summary not in record.commands:
+                record.commands.append(summary)
+            if not record.git and git.is_repository(self.root) and self._git_allowed():
+                try:
+                    self._git_before = git.snapshot(self.root)
+                    record.git = "tracked"
+                except git.GitFailed as exc:
+                    record.git = f"git could not take a snapshot: {exc}"
+            self._store.save(record)
+
+    def finish(self) -> None:
+        """The turn ended: fold in what git saw its commands change (blocking)."""
+        with self._lock:
+            before, self._git_before = self._git_before, None
+            record, store = self._record, self._store
+            if before is None or record is None or store is None:
+                return
+            try:
+                after = git.snapshot(self.root)
+                changes = git.changes_between(self.root, before, after, MAX_SNAPSHOT_BYTES)
+            except git.GitFailed as exc:
+                record.git = f"git could not compare the work tree: {exc}"
+                store.save(record)
+                return
+            top = os.path.realpath(self.root)
+            for change in changes:
+                self._fold(record, store, os.path.join(top, change.path), change)
+            store.save(record)
+
+    def _fold(
+        self, record: TurnRecord, store: CheckpointStore, path: str, change: git.GitChange
+    ) -> None:
+        now = read_snapshot(path)
+        entry = record.entry(path)
+        if entry is not None:  # a file tool saved it first: only where the turn left it changes
+            entry.after = now.digest if now.exists else GONE
+            if now.exists and now.data is None:
+                entry.status, entry.reason = "unsaved", now.reason
+            return
+        shown = os.path.relpath(path, os.path.realpath(self.root))
+        if os.path.realpath(path) != path:
+            return  # reached through a symlinked directory: not a file of its own
+        problem = change.problem or (now.reason if now.exists and now.data is None else "")
+        if not problem and change.after is not None and now.digest != digest(change.after):
+            # git stores it converted (line endings, a filter) or it changed since
+            problem = "git's copy differs from the file on disk"
+        if problem:
+            record.files.append(FileEntry(path=path, shown=shown, status="unsaved", reason=problem))
+        elif change.untracked or change.before is None:
+            if now.exists:
+                record.files.append(
+                    FileEntry(path=path, shown=shown, status="created", after=now.digest)
+                )
+        else:
+            record.files.append(
+                FileEntry(
+                    path=path,
+                    shown=shown,
+                    status="edited",
+                    before=store.save_blob(change.before),
+                    before_size=len(change.before),
+                    after=now.digest if now.exists else GONE,
+                )
+            )
+
+    def _current(self) -> TurnRecord:
+        if self._record is None:
+            self._record = TurnRecord(
+                session_id=self._session_id,
+                turn=self._turn,
+                started=datetime.now(UTC).isoformat(timespec="milliseconds"),
+                origin=self._origin,
+            )
+        return self._record
