@@ -13,6 +13,10 @@ it; Kernel › Interrupt (``SIGINT``) raises ``KeyboardInterrupt`` inside the
 code, whatever it is doing (a loop, a ``time.sleep``), instead of waiting
 for the event loop that the code is blocking. The previous handlers come
 back when it returns.
+
+The processes the code starts run in the session's OS sandbox when it is
+active; ways of starting one that cannot be put there are refused (see
+``children``). The code itself is not confined.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import Any
+
+from .children import Wrapper, confined
 
 __all__ = ["MAX_OUTPUT", "RunResult", "RunTimeout", "run_code"]
 
@@ -113,8 +119,16 @@ def _user_traceback(exc: BaseException, filename: str) -> str:
     return "".join(traceback.format_exception(type(exc), exc, tb)).rstrip()
 
 
-def run_code(shell: Any, code: str, *, timeout: float, limit: int = MAX_OUTPUT) -> RunResult:
-    """Run ``code`` in ``shell.user_ns`` (see the module docstring)."""
+def run_code(
+    shell: Any,
+    code: str,
+    *,
+    timeout: float,
+    limit: int = MAX_OUTPUT,
+    sandbox: Wrapper | None = None,
+) -> RunResult:
+    """Run ``code`` in ``shell.user_ns`` (see the module docstring); the
+    processes it starts run in ``sandbox`` when it is active (``children``)."""
     filename = f"<run_python-{next(_counter)}>"
     try:
         tree = ast.parse(code, filename=filename)
@@ -133,7 +147,14 @@ def run_code(shell: Any, code: str, *, timeout: float, limit: int = MAX_OUTPUT) 
     interrupted = timed_out = False
     namespace = shell.user_ns
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), _bounded(timeout):
+        # the sandbox is outermost: the timer is off and the signal handlers are
+        # back before the patches come off
+        with (
+            confined(sandbox, shell),
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(out),
+            _bounded(timeout),
+        ):
             exec(body, namespace)
             if tail is not None:
                 result = eval(tail, namespace)

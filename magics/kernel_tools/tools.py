@@ -157,7 +157,8 @@ class KernelTools:
             if not code.strip():
                 raise ToolError("code is empty")
             limit = min(timeout or DEFAULT_TIMEOUT, MAX_TIMEOUT)
-            result = run_code(shell, code, timeout=limit)
+            sandbox = ctx.services.sandbox if ctx.services is not None else None
+            result = run_code(shell, code, timeout=limit, sandbox=sandbox)
             parts: list[str] = []
             if result.output:
                 parts.append(result.output.rstrip("\n"))

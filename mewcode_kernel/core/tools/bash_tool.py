@@ -28,9 +28,9 @@ import contextlib
 import os
 import re
 import signal
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar, overload
 
 from pydantic import Field
 
@@ -56,6 +56,8 @@ _SANDBOX_FAILURE = re.compile(
     re.MULTILINE,
 )
 _background: set[asyncio.Future[None]] = set()
+_K = TypeVar("_K", str, bytes)
+_V = TypeVar("_V", str, bytes)
 
 
 @tool(
@@ -185,18 +187,25 @@ async def _run(
     return proto.capture.text(), -1 if code is None else code
 
 
-def command_env() -> dict[str, str]:
-    """The environment for commands: ``os.environ`` without provider secrets."""
-    return {
-        k: v
-        for k, v in os.environ.items()
-        if not (
-            k.upper().endswith("_API_KEY")
-            or k.upper() in _SECRET_NAMES
-            or k in _SHELL_STARTUP
-            or k.startswith("BASH_FUNC_")
-        )
-    }
+@overload
+def command_env() -> dict[str, str]: ...
+@overload
+def command_env(environ: Mapping[_K, _V]) -> dict[_K, _V]: ...
+def command_env(environ: Mapping[Any, Any] | None = None) -> dict[Any, Any]:
+    """The environment for commands: ``environ`` (default ``os.environ``)
+    without provider secrets and what changes how a shell starts. Keys may be
+    ``str`` or ``bytes`` (a ``subprocess`` env)."""
+    source: Mapping[Any, Any] = os.environ if environ is None else environ
+    return {k: v for k, v in source.items() if not _withheld(os.fsdecode(k))}
+
+
+def _withheld(name: str) -> bool:
+    return (
+        name.upper().endswith("_API_KEY")
+        or name.upper() in _SECRET_NAMES
+        or name in _SHELL_STARTUP
+        or name.startswith("BASH_FUNC_")
+    )
 
 
 def _format(text: str, code: int, notes: list[str]) -> str:
