@@ -140,7 +140,9 @@ async def _check(
         hook_reason = hook.permission_reason or f"decided by hook {hook.by}"
         if hook.permission == "deny":
             outcome_kind, reason, decided_by = "deny", hook_reason, f"hook {hook.by}"
-        elif hook.permission == "allow" and decision.layer != "sandbox":
+        elif hook.permission == "allow" and decision.layer == "mode":
+            # only the mode's own "ask" yields to a hook: an ask rule, a protected
+            # path (.git/hooks, settings) or the sandbox layer still asks
             outcome_kind, reason, decided_by = "allow", hook_reason, f"hook {hook.by}"
         elif hook.permission == "ask":
             outcome_kind, reason, decided_by = "ask", hook_reason, f"hook {hook.by}"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -180,15 +181,23 @@ class HookEngine:
         permission_by, permission_reason = "", ""
         stop, stop_reason = False, ""
         rank = {"allow": 1, "ask": 2, "deny": 3}  # the strictest decision wins
+        updated_by = ""
         for rule, v in verdicts:
             if v.updated_input is not None and event == "PreToolUse":
                 updated = self._input_back(rule, payload, v.updated_input)
-            if v.permission is not None and event == "PreToolUse":
-                if permission is None or rank[v.permission] > rank[permission]:
-                    permission, permission_by = v.permission, rule.name
-                    permission_reason = self._redact(v.permission_reason)
+                updated_by = rule.name
             if v.stop and not stop:
                 stop, stop_reason = True, self._redact(v.stop_reason) or f"hook {rule.name}"
+        for rule, v in verdicts:
+            if v.permission is None or event != "PreToolUse":
+                continue
+            if v.permission == "allow" and updated is not None and rule.name != updated_by:
+                # every rule judged the original input: an allow is not carried
+                # over to input another hook rewrote (the gate decides it afresh)
+                continue
+            if permission is None or rank[v.permission] > rank[permission]:
+                permission, permission_by = v.permission, rule.name
+                permission_reason = self._redact(v.permission_reason)
         blocked, reason, by = False, "", ""
         if blocked_by is not None:
             rule, v = blocked_by
@@ -236,7 +245,9 @@ class HookEngine:
         args = payload.get("tool_input")
         path = ""
         if isinstance(args, Mapping) and isinstance(args.get("path"), str):
-            path = str(self.root / args["path"])
+            # resolved as the tools resolve it, so a guard comparing against
+            # $CLAUDE_PROJECT_DIR is not fooled by "../" or a link
+            path = os.path.realpath(os.path.join(self.root, args["path"]))
             if "file_path" not in args:
                 view["tool_input"] = {**args, "file_path": path}
         if "tool_response" in payload:
