@@ -53,6 +53,7 @@ _VAR = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}")
 _OWN_KEY = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 _LOOSE_MODES = frozenset({"acceptEdits", "bypassPermissions"})
 _SHOWN = 160
+_SHOWN_WHOLE: frozenset[str] = frozenset({"hooks", "mcp_server"})
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -134,7 +135,8 @@ def _item(kind: TrustKind, rel: str, name: str, detail: str, content: Any) -> Tr
         kind=kind,
         file=rel,
         name=name,
-        detail=_short(detail),
+        # what would run is shown whole: a long harmless start must not hide its end
+        detail=detail if kind in _SHOWN_WHOLE else _short(detail),
         key=_canon([kind, rel, name, content]),
     )
 
@@ -222,8 +224,7 @@ def _settings(rel: str, data: Any) -> list[TrustItem]:
         )
     hooks = _get(data, "hooks")
     if hooks:
-        events = ", ".join(sorted(map(str, hooks))) if isinstance(hooks, Mapping) else "hooks"
-        found.append(_item("hooks", rel, "hooks", f"runs hook commands on {events}", hooks))
+        found.append(_item("hooks", rel, "hooks", f"runs hooks: {_claude_hooks(hooks)}", hooks))
     return found
 
 
@@ -239,3 +240,20 @@ def _hook_file(rel: str, data: Any) -> list[TrustItem]:
         event = _get(hook, "event") or "?"
         found.append(_item("hooks", rel, name, f"hook {name!r} on {event}: {what}", hook))
     return found
+
+
+def _claude_hooks(hooks: Any) -> str:
+    """Each command of a Claude Code ``hooks`` section, with its event and
+    matcher, so trusting it means seeing what runs."""
+    if not isinstance(hooks, Mapping):
+        return _canon(hooks)
+    shown: list[str] = []
+    for event, entries in sorted(hooks.items(), key=lambda kv: str(kv[0])):
+        for entry in entries if isinstance(entries, list) else [entries]:
+            matcher = _get(entry, "matcher")
+            where = f"{event} ({matcher})" if matcher else str(event)
+            inner = _get(entry, "hooks")
+            for hook in inner if isinstance(inner, list) else [entry]:
+                what = _get(hook, "command") or _get(hook, "prompt") or _canon(hook)
+                shown.append(f"{where}: {what}")
+    return "; ".join(shown) or "none"
