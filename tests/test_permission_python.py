@@ -121,6 +121,66 @@ async def test_modes_exact_rules_and_read_only_roles(tmp_path: Path) -> None:
     assert await _outcome(whole, code + "\nimport os", tmp_path) == "ask"
 
 
+@pytest.mark.parametrize(
+    ("allow", "code", "expected"),
+    [
+        # the rule's name used as the assigned name, not the callee
+        (("RunPython(print:*)",), "print = exec('import os; os.system(1)')", "ask"),
+        (("RunPython(print:*)",), "print = getattr(os, 'system')", "ask"),
+        (("RunPython(print:*)",), "print=eval('1')", "ask"),
+        (("RunPython(print:*)",), "x = print = exec('1')", "ask"),
+        (("RunPython(print:*)",), "x = print(df.shape)", "allow"),
+        # an allowed call that rebinds a name another rule (or Python) trusts
+        (("RunPython(print:*)", "RunPython(getattr:*)"), "print = getattr(os, 'system')", "ask"),
+        (("RunPython(getattr:*)",), "open = getattr(os, 'popen')", "ask"),
+        (
+            ("RunPython(getattr:*)", "RunPython(summary:*)"),
+            "summary = getattr(os, 'system')",
+            "ask",
+        ),
+        (("RunPython(getattr:*)",), "f = getattr(df, 'head')", "allow"),
+        # a rule that spells the assignment out means it
+        (("RunPython(df = pd.read_csv:*)",), "df = pd.read_csv('data.csv')", "allow"),
+        (("RunPython(df = pd.read_csv:*)",), "df = exec('1')", "ask"),
+        (("RunPython(df = pd.read_csv:*)",), "pd = pd.read_csv('x')", "ask"),
+        # a glob with a brace list is a pattern: plain calls only
+        (("RunPython(print({a,b}*)",), "print(b, exec('1'))", "ask"),
+        (("RunPython(print({a,b}*)",), "print(a)", "allow"),
+    ],
+)
+async def test_an_assignment_is_matched_by_the_call_it_makes(
+    tmp_path: Path, allow: tuple[str, ...], code: str, expected: str
+) -> None:
+    assert await _outcome(_gate(allow=allow), code, tmp_path) == expected
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "df[0]",
+        "print(df[df.a > 1])",
+        'print(f"{x}")',
+        "d = {1: 2}",
+        "a * b",
+        "print('what?')",
+        "~mask",
+        "x = 1\nprint(f'{x:>4}')",
+    ],
+)
+async def test_an_always_allow_rule_allows_the_code_it_was_made_from_and_no_more(
+    tmp_path: Path, code: str
+) -> None:
+    """Wildcard characters in code (``*``, ``?``, ``[``, ``{``) would make a
+    suggested rule a pattern that misses its own code and matches others."""
+    gate = _gate()
+    call = ToolUseBlock(id=f"s-{next(_IDS)}", name="run_python", input={"code": code})
+    assert (await gate.check(call, RUN_PYTHON, RunContext(root=tmp_path))).outcome == "ask"
+    gate.remember(call, RUN_PYTHON)
+    assert await _outcome(gate, code, tmp_path) == "allow"
+    for other in ("df0", "print(df.a > 1)", 'print(f"x")', "d = 1: 2", "a b", "print('whatX')"):
+        assert await _outcome(gate, other, tmp_path) == "ask", (code, gate.session_rules())
+
+
 async def test_always_allow_suggests_exact_statements(tmp_path: Path) -> None:
     gate = _gate()
     ctx = RunContext(root=tmp_path)

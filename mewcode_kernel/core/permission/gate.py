@@ -26,7 +26,7 @@ from .decision import Decision
 from .engine import decide
 from .matcher import has_glob_chars
 from .modes import Mode, parse_mode
-from .python_code import read_code
+from .python_code import is_pattern, read_code
 from .request import PermissionRequest, categorize
 from .rules import SESSION, Rule, RuleProblem, RuleSet, RuleSource, parse_rule
 from .settings import LOCAL_SETTINGS, load_project_settings, rules_from_permissions
@@ -78,17 +78,21 @@ def _command_rules(request: PermissionRequest, workspace: Workspace) -> list[str
 
 
 def _python_rules(request: PermissionRequest) -> list[str]:
-    """``RunPython(stmt)`` for one-line statements, else the whole code exactly."""
+    """``RunPython(stmt)`` for one-line statements (``RunPython(=stmt)`` when it
+    holds a character a pattern would read as a wildcard: ``df[0]``,
+    ``f"{x}"``), else the whole code exactly."""
     code = read_code(request.subject or "")
     if isinstance(code, str) or not code.top:
         return []
     name = "RunPython" if "RunPython" in request.names else request.tool
     lines = [s.spellings[0] for s in code.top if s.spellings]
-    if len(lines) == len(code.top) and all(
-        "\n" not in ln and ")" != ln[:1] and "*" not in ln and not ln.startswith(("=", "~", "!"))
-        for ln in lines
-    ):
-        return list(dict.fromkeys(f"{name}({ln})" for ln in lines))
+    if len(lines) == len(code.top) and all("\n" not in ln for ln in lines):
+        return list(
+            dict.fromkeys(
+                f"{name}(={ln})" if is_pattern(ln) or ln.startswith("=") else f"{name}({ln})"
+                for ln in lines
+            )
+        )
     return [f"{name}(={code.code.strip()})"]
 
 

@@ -16,6 +16,13 @@ two spellings (as written, and as ``ast.unparse`` prints it):
   no further call, lambda, walrus, ``await``, comprehension or dunder name:
   ``RunPython(print:*)`` allows ``print(df.shape)``, but not
   ``print(__import__('os').system('id'))`` nor ``print(1) or os.system('id')``.
+  In an assignment the rule is matched against the call (``x = print(1)``),
+  not the names assigned: ``print = exec('...')`` is a call to ``exec``.
+  Only a rule that spells the targets out (``RunPython(df = pd.read_csv:*)``)
+  matches the whole statement. An assignment a wildcard rule covers may not
+  rebind a builtin or a name another allow rule starts with (``print =
+  getattr(os, 'system')`` under ``getattr:*`` would turn ``print:*`` into
+  a shell).
 
 Code that does not parse asks. Deny rules here are a text match on code
 that can build any name at run time (``getattr(os, 'sys' + 'tem')``): they
@@ -26,8 +33,9 @@ allows, as it does any other tool; plan mode and read-only roles deny.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -40,7 +48,7 @@ from .request import PermissionRequest
 if TYPE_CHECKING:  # rules reads specifiers with python_matcher: no import back at run time
     from .rules import Rule, RuleSet
 
-__all__ = ["PythonCode", "decide_python", "read_code"]
+__all__ = ["PythonCode", "decide_python", "guarded_names", "is_pattern", "read_code"]
 
 # nodes that run or hide more code inside an argument
 _ACTIVE = (
@@ -71,6 +79,7 @@ class PythonCode:
     code: str
     top: tuple[_Statement, ...]
     parts: tuple[_Statement, ...]
+    lines: tuple[bytes, ...]
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
@@ -82,7 +91,7 @@ def _lines(code: str) -> list[bytes]:
     return [m.group(0).encode() for m in _LINE.finditer(code) if m.group(0)]
 
 
-def _segment(lines: list[bytes], node: ast.AST) -> str:
+def _segment(lines: Sequence[bytes], node: ast.AST) -> str:
     """``ast.get_source_segment`` without splitting the code again for each
     node (that made reading a long cell quadratic)."""
     start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
@@ -95,7 +104,7 @@ def _segment(lines: list[bytes], node: ast.AST) -> str:
     return b"".join(chunk).decode(errors="replace")
 
 
-def _spell(lines: list[bytes], node: ast.AST) -> tuple[str, ...]:
+def _spell(lines: Sequence[bytes], node: ast.AST) -> tuple[str, ...]:
     found = [_segment(lines, node).strip()]
     try:
         found.append(ast.unparse(node).strip())
@@ -117,7 +126,7 @@ def read_code(code: str) -> PythonCode | str:
         for n in ast.walk(tree)
         if isinstance(n, (ast.stmt, ast.Call, ast.Import, ast.ImportFrom))
     )
-    return PythonCode(code=code, top=top, parts=parts)
+    return PythonCode(code=code, top=top, parts=parts, lines=tuple(lines))
 
 
 def _whole(rule: Rule, code: PythonCode) -> bool:
@@ -151,42 +160,100 @@ def _dunder(node: ast.AST) -> bool:
     )
 
 
+def _call_of(node: ast.AST) -> tuple[ast.Call | None, tuple[str, ...]]:
+    """The call a statement makes (``call(...)`` or ``a = b = call(...)``) and
+    the names it assigns; ``(None, ())`` for any other statement."""
+    if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+        targets = tuple(t.id for t in node.targets if isinstance(t, ast.Name))
+        value = node.value
+    elif isinstance(node, ast.Expr):
+        targets, value = (), node.value
+    else:
+        return None, ()
+    return (value, targets) if isinstance(value, ast.Call) else (None, ())
+
+
 def _plain_call(node: ast.AST) -> bool:
     """A call (or ``name = call``) whose callee and arguments run nothing else."""
-    if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
-        node = node.value
-    elif isinstance(node, ast.Expr):
-        node = node.value
-    else:
-        return False
-    if not isinstance(node, ast.Call) or _dunder(node):
+    call, _ = _call_of(node)
+    if call is None or _dunder(call):
         return False
     inner: Iterator[ast.AST] = (
         n
-        for part in (node.func, *node.args, *(k.value for k in node.keywords))
+        for part in (call.func, *call.args, *(k.value for k in call.keywords))
         for n in ast.walk(part)
     )
     return not any(isinstance(n, _ACTIVE) for n in inner)
 
 
-def _covers(rule: Rule, stmt: _Statement) -> bool:
+_HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_GLOB_CHARS = re.compile(r"[*?\[{]")
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _literal_head(spec: str) -> str | None:
+    """The text a wildcard specifier starts with for certain (``None`` for a
+    regular expression or a negation, which promise nothing)."""
+    if spec.startswith(("~", "!")):
+        return None
+    if spec.startswith("="):
+        return spec[1:]
+    if spec.endswith(":*") and "*" not in spec[:-2]:
+        return spec[:-2].rstrip()
+    cut = _GLOB_CHARS.search(spec)
+    return spec[: cut.start()] if cut else spec
+
+
+def guarded_names(rules: list[Rule]) -> frozenset[str]:
+    """Names an assignment covered by a wildcard rule may not rebind: the
+    builtins and the first name of each allow rule."""
+    heads = set()
+    for rule in rules:
+        head = _literal_head(rule.specifier or "")
+        m = _HEAD.match(head or "")
+        if m:
+            heads.add(m.group(0))
+    return _BUILTINS | heads
+
+
+def _speaks_of(spec: str, targets: tuple[str, ...]) -> bool:
+    """Whether the rule's literal start assigns exactly ``targets`` (``df = ...``)."""
+    head = _literal_head(spec)
+    if head is None:
+        return False
+    squeezed = head.replace(" ", "")
+    return squeezed.startswith("".join(f"{t}=" for t in targets)) and not squeezed.startswith(
+        "".join(f"{t}=" for t in targets) + "="
+    )
+
+
+def _covers(rule: Rule, stmt: _Statement, lines: Sequence[bytes], guarded: frozenset[str]) -> bool:
     if rule.specifier is None:
         return True
     m = python_matcher(rule.specifier)
-    if isinstance(m, Not):
-        return _plain_call(stmt.node) and not any(m.inner.matches(s) for s in stmt.spellings)
-    if not any(m.matches(s) for s in stmt.spellings):
+    if isinstance(m, Exact) or not is_pattern(rule.specifier):
+        return any(m.matches(s) for s in stmt.spellings)
+    if not _plain_call(stmt.node):
         return False
-    if isinstance(m, Exact) or not _is_pattern(rule.specifier):
-        return True
-    return _plain_call(stmt.node)
+    call, targets = _call_of(stmt.node)
+    assert call is not None
+    if targets and _speaks_of(rule.specifier, targets):
+        seen = stmt.spellings  # the rule names the targets itself
+    else:
+        if any(t in guarded for t in targets):
+            return False
+        seen = _spell(lines, call)
+    if isinstance(m, Not):
+        return not any(m.inner.matches(s) for s in seen)
+    return any(m.matches(s) for s in seen)
 
 
-def _is_pattern(spec: str) -> bool:
-    """A specifier that matches more than one text (a wildcard or a regex)."""
+def is_pattern(spec: str) -> bool:
+    """A specifier that matches more than one text (a wildcard, a brace list
+    or a regex)."""
     if spec.startswith("="):
         return False
-    return spec.startswith(("~", "!")) or "*" in spec or "?" in spec or "[" in spec
+    return spec.startswith(("~", "!")) or _GLOB_CHARS.search(spec) is not None
 
 
 def decide_python(request: PermissionRequest, rules: RuleSet, mode: Mode) -> Decision:
@@ -218,8 +285,9 @@ def decide_python(request: PermissionRequest, rules: RuleSet, mode: Mode) -> Dec
         )
     covering: list[Rule] = []
     uncovered: list[str] = []
+    guarded = guarded_names(by["allow"])
     for stmt in code.top:
-        rule = next((r for r in by["allow"] if _covers(r, stmt)), None)
+        rule = next((r for r in by["allow"] if _covers(r, stmt, code.lines, guarded)), None)
         if rule is None:
             uncovered.append(stmt.spellings[0] if stmt.spellings else "?")
         elif rule not in covering:
