@@ -44,8 +44,10 @@ class ErrorRecord:
 
     @property
     def headline(self) -> str:
+        from .namespace import mask_keys  # before the cut: a key cut in two is no longer found
+
         message = str(self.error).strip().splitlines()
-        first = f": {message[0][:160]}" if message else ""
+        first = f": {mask_keys(message[0])[:160]}" if message else ""
         return f"{type(self.error).__name__}{first}"
 
     def report(self, *, root: Path | None = None, cell_name: CellNamer = _no_name) -> str:
@@ -55,7 +57,7 @@ class ErrorRecord:
         one line each; credential-shaped text masked."""
         from .namespace import mask_keys  # the core's patterns: loaded with the first turn
 
-        tb = _traceback(self.error, root, cell_name)
+        tb = mask_keys(_traceback(self.error, root, cell_name))
         if len(tb) > MAX_TRACEBACK:
             tb = "[… the start of the traceback is cut]\n" + tb[-MAX_TRACEBACK:]
         return mask_keys(

@@ -10,8 +10,11 @@ imported it).
 
 Secrets stay out: a name that looks secret (``*key*``, ``*token*``,
 ``*secret*``, ``*password*``: ``core.redaction.looks_secret``) shows no
-value, and anything shaped like a credential (``sk-...``, GitHub tokens...)
-is masked wherever it appears in a repr.
+value, whether it is a variable, a dict key, an attribute or a DataFrame
+column; anything shaped like a credential (``sk-...``, GitHub tokens, a
+JWT, a password in a URL...) is masked wherever it appears, in each string
+before a repr shortens it (a cut key would no longer look like one) and in
+the whole text after.
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import re
 import reprlib
 import sys
 import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from mewcode_kernel.core.redaction import KEY_PATTERNS, looks_like_key, looks_secret
+from mewcode_kernel.core.redaction import looks_like_key, looks_secret, mask_credentials
 
 __all__ = [
     "MASKED",
@@ -44,8 +48,32 @@ HEAD_ROWS = 5
 _OURS = ("magics", "mewcode_kernel")
 
 
+class _Masked:
+    def __repr__(self) -> str:
+        return MASKED
+
+
+_MASK = _Masked()
+
+
+class _MaskingRepr(reprlib.Repr):
+    """``reprlib.Repr`` that masks a string before shortening it, and the value
+    under a dict key that looks secret."""
+
+    def repr_str(self, x: str, level: int) -> str:
+        return super().repr_str(mask_keys(x), level)
+
+    def repr_dict(self, x: dict[Any, Any], level: int) -> str:
+        if any(isinstance(k, str) and looks_secret(k) for k in x):
+            x = {k: _MASK if isinstance(k, str) and looks_secret(k) else v for k, v in x.items()}
+        return super().repr_dict(x, level)
+
+    def repr_instance(self, x: Any, level: int) -> str:
+        return mask_keys(super().repr_instance(x, level))
+
+
 def _repr(chars: int, items: int) -> reprlib.Repr:
-    r = reprlib.Repr()  # keyword arguments only from Python 3.12
+    r = _MaskingRepr()  # keyword arguments only from Python 3.12
     r.maxstring = r.maxother = chars
     r.maxlist = r.maxdict = r.maxtuple = r.maxset = items
     r.maxlevel = 4
@@ -56,11 +84,21 @@ _SHORT = _repr(SHORT_REPR, 8)
 _LONG = _repr(LONG_REPR, 60)
 
 
+# a quoted value under a name that looks secret, as reprs print it:
+# ``api_key='...'`` (a dataclass), ``'token': '...'`` (a dict)
+_SECRET_FIELD = re.compile(
+    r"""(?i)\b(\w*(?:key|token|secret|passw(?:or)?d|passphrase|credential)\w*)"""
+    r"""(['"]?\s*[:=]\s*)(['"])((?:(?!\3)[^\n]){4,})\3"""
+)
+
+
 def mask_keys(text: str) -> str:
-    """``text`` with anything shaped like a credential replaced by ``[masked]``."""
-    for pattern in KEY_PATTERNS:
-        text = pattern.sub(MASKED, text)
-    return text
+    """``text`` with anything shaped like a credential, or quoted under a name
+    that looks secret, replaced by ``[masked]``."""
+    text = _SECRET_FIELD.sub(
+        lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}{MASKED}{m.group(3)}", text
+    )
+    return mask_credentials(text, MASKED)
 
 
 def _ours(value: Any) -> bool:
@@ -169,6 +207,20 @@ def _signature(value: Any) -> str:
         return getattr(value, "__name__", "")
 
 
+def _secret_columns(df: Any) -> list[Any]:
+    return [c for c in df.columns if looks_secret(str(c))]
+
+
+def _without_secrets(df: Any) -> Any:
+    """A copy of (a few rows of) ``df`` whose columns named like secrets hold
+    ``[masked]`` and whose text cells are masked before ``to_string`` cuts them."""
+    df = df.copy()
+    for col in _secret_columns(df):
+        df[col] = MASKED
+    cells = getattr(df, "map", None) or df.applymap  # DataFrame.map: pandas 2.1 and later
+    return cells(lambda v: mask_keys(v) if isinstance(v, str) else v)
+
+
 def _frame_summary(df: Any, *, rows: int) -> list[str]:
     lines = []
     columns = list(df.columns)
@@ -186,7 +238,7 @@ def _frame_summary(df: Any, *, rows: int) -> list[str]:
     if len(columns) > len(shown):
         lines.append(f"  … and {len(columns) - len(shown)} more columns")
     try:
-        head = df.head(rows).to_string(max_cols=20, max_colwidth=40)
+        head = _without_secrets(df.head(rows)).to_string(max_cols=20, max_colwidth=40)
     except Exception as exc:
         head = f"<head failed: {type(exc).__name__}: {exc}>"
     lines.append(f"head({rows}):")
@@ -202,10 +254,12 @@ def describe(name: str, value: Any, *, rows: int = HEAD_ROWS) -> str:
     if _secret_value(name, value):
         return f"{head}\n  value {MASKED} (it looks like a secret)"
     if _is_frame(value):
-        return "\n".join([head, *("  " + ln for ln in _frame_summary(value, rows=rows))])
-    if isinstance(value, (types.FunctionType, type, types.MethodType)):
-        return f"{head}\n  {_signature(value)}"
-    return f"{head}\n  {_safe_repr(value, _SHORT)}"
+        text = "\n".join([head, *("  " + ln for ln in _frame_summary(value, rows=rows))])
+    elif isinstance(value, (types.FunctionType, type, types.MethodType)):
+        text = f"{head}\n  {_signature(value)}"
+    else:
+        text = f"{head}\n  {_safe_repr(value, _SHORT)}"
+    return mask_keys(text)
 
 
 def _notebook_source(value: Any) -> str | None:
@@ -270,7 +324,10 @@ def describe_in_depth(name: str, value: Any) -> str:
         return parts[0]
     if _is_frame(value):
         try:
-            parts.append("describe():\n" + value.describe(include="all").to_string(max_cols=20))
+            # include="all" shows each text column's most frequent value: not a secret one's
+            shown = value.drop(columns=_secret_columns(value))
+            stats = _without_secrets(shown.describe(include="all"))
+            parts.append("describe():\n" + stats.to_string(max_cols=20))
         except Exception as exc:
             parts.append(f"describe() failed: {type(exc).__name__}: {exc}")
     elif not isinstance(value, (types.FunctionType, type)):
@@ -283,4 +340,4 @@ def describe_in_depth(name: str, value: Any) -> str:
     attrs = _attributes(value)
     if attrs and not _is_frame(value):
         parts.append("attributes: " + attrs)
-    return "\n\n".join(parts)
+    return mask_keys("\n\n".join(parts))

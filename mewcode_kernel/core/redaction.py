@@ -31,6 +31,7 @@ __all__ = [
     "StreamRedactor",
     "looks_like_key",
     "looks_secret",
+    "mask_credentials",
 ]
 
 MIN_LENGTH = 8
@@ -49,10 +50,34 @@ KEY_PATTERNS = tuple(
         r"\bgithub_pat_[A-Za-z0-9_]{30,}",
         r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack
         r"\bAIza[0-9A-Za-z_\-]{35}",  # Google API key
+        r"\bhf_[A-Za-z0-9]{30,}",  # Hugging Face
+        r"\b[rsp]k_(?:live|test)_[A-Za-z0-9]{16,}",  # Stripe
+        r"\bglpat-[A-Za-z0-9_\-]{20,}",  # GitLab
+        r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",  # a JWT
         r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+        # a password in a URL (scheme://user:PASSWORD@host): only the password
+        r"(?<=://)[^/\s:@'\"]+:(?P<secret>[^/\s@'\"]+)(?=@)",
+        # a credential in a query string (?api_key=VALUE, &token=VALUE): only the value
+        r"(?i)[?&](?:api[_\-]?key|apikey|access[_\-]?token|auth|token|secret|password|"
+        r"passwd|client[_\-]?secret|sig|signature|key)=(?P<secret>[^&\s'\"#]{6,})",
     )
 )
-"""The shapes of well-known credentials, found anywhere in a text."""
+"""The shapes of well-known credentials, found anywhere in a text. A pattern
+with a ``secret`` group masks only that group (the name around it stays)."""
+
+
+def mask_credentials(text: str, placeholder: str) -> str:
+    """``text`` with each credential ``KEY_PATTERNS`` finds replaced by ``placeholder``."""
+
+    def one(m: re.Match[str]) -> str:
+        if "secret" not in m.re.groupindex:
+            return placeholder
+        start, end = m.span("secret")
+        return m.string[m.start() : start] + placeholder + m.string[end : m.end()]
+
+    for pattern in KEY_PATTERNS:
+        text = pattern.sub(one, text)
+    return text
 
 
 def looks_like_key(text: str) -> bool:

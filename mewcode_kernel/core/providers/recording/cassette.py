@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from ...errors import ConfigError
 from ...prompt.environment import mask_environment
-from ...redaction import KEY_PATTERNS
+from ...redaction import mask_credentials
 
 __all__ = [
     "CASSETTE_VERSION",
@@ -72,9 +72,7 @@ def scrub(value: Any, secrets: tuple[str, ...] = ()) -> Any:
         for secret in secrets:
             if len(secret) >= 8:
                 value = value.replace(secret, REDACTED)
-        for pattern in KEY_PATTERNS:
-            value = pattern.sub(REDACTED, value)
-        return value
+        return mask_credentials(value, REDACTED)
     if isinstance(value, dict):
         return {
             k: (
