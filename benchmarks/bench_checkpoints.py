@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import secrets
 import sys
 import tempfile
 import time
@@ -38,11 +39,14 @@ def best(repeat: int, run: Callable[[], None], setup: Callable[[], None] = lambd
     return min(times)
 
 
+KEY = secrets.token_bytes(32)
+
+
 def bench_write(root: Path, session: Path, size: int, label: str, repeat: int) -> None:
     target = root / f"f{size}.txt"
     target.write_text("x" * size)
     content = "y" * size
-    recorder = TurnCheckpoints(root)
+    recorder = TurnCheckpoints(root, key=KEY)
     plain = RunContext(root=root)
     kept = RunContext(root=root, checkpoints=recorder)
 
@@ -68,7 +72,7 @@ def main() -> None:
         session.mkdir(parents=True)
         for size, label in ((10_000, "10 kB"), (5_000_000, "5 MB")):
             bench_write(root, session, size, label, repeat)
-        recorder = TurnCheckpoints(root)
+        recorder = TurnCheckpoints(root, key=KEY)
         ctx = RunContext(root=root, checkpoints=recorder)
         names = [f"many/{i}.py" for i in range(50)]
         for name in names:

@@ -6,6 +6,7 @@ symlink; binary, huge and protected files are handled as documented."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -15,6 +16,7 @@ import pytest
 
 from mewcode_kernel.core import AgentSession
 from mewcode_kernel.core.checkpoints import MAX_SNAPSHOT_BYTES, CheckpointStore, stored_turns
+from mewcode_kernel.core.checkpoints.signing import sign
 from mewcode_kernel.core.commands import run_command
 from mewcode_kernel.core.config import load_config
 from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
@@ -60,7 +62,7 @@ async def test_revert_restores_edited_and_deletes_created_files(project: Path) -
     assert (project / "notes.txt").read_text() == "ONE\nTWO\n"
     record = session.checkpoints.record
     assert record is not None and record.turn == 2
-    [first] = [r for r in stored_turns(project) if r.turn == 1]
+    [first] = [r for r in stored_turns(project, session.checkpoints.key) if r.turn == 1]
     assert [(e.shown, e.status) for e in first.files] == [
         ("notes.txt", "edited"),
         ("sub/new.py", "created"),
@@ -163,7 +165,8 @@ async def test_a_huge_file_is_not_saved_and_not_reverted(project: Path) -> None:
     await turn(session, model, write("big.log", "small now"))
     record = session.checkpoints.record
     assert record is not None and record.files[0].status == "unsaved"
-    assert not (CheckpointStore(session.session_dir).blobs).exists()  # type: ignore[arg-type]
+    store = CheckpointStore(session.session_dir, session.checkpoints.key)  # type: ignore[arg-type]
+    assert not store.blobs.exists()
     result = await run_command(session, "/rewind --force")
     assert "was not saved" in result.markdown and big.read_text() == "small now"
 
@@ -180,20 +183,88 @@ async def _one_turn(project: Path) -> tuple[AgentSession, Path]:
 
 
 async def test_a_forged_path_in_the_record_cannot_write_outside(project: Path) -> None:
+    """Even a record signed with the user's key (say, edited by another of
+    their tools) is re-resolved against the project."""
     session, record_file = await _one_turn(project)
+    key = session.checkpoints.key
     outside = project.parent / "outside.txt"
     outside.write_text("TWO")  # same content as what the turn left, to pass the check
     data = json.loads(record_file.read_text())
     data["files"][0]["path"] = str(project / ".." / "outside.txt")
-    data["files"][0]["after"] = data["files"][0]["after"]
-    record_file.write_text(json.dumps(data))
+    record_file.write_text(json.dumps(sign(data, key)))
     result = await run_command(session, "/rewind --force")
     assert "not reverted" in result.markdown
     assert outside.read_text() == "TWO"
     data["files"][0]["path"] = str(outside)  # resolved, but outside the project
-    record_file.write_text(json.dumps(data))
+    record_file.write_text(json.dumps(sign(data, key)))
     result = await run_command(session, "/rewind --force")
     assert "outside the project" in result.markdown and outside.read_text() == "TWO"
+
+
+def _ship_forged_checkpoint(project: Path, target: str, payload: bytes, key: bytes | None) -> str:
+    """What a hostile repository can commit: a session folder with a record
+    that 'reverts' ``target`` (as committed) to ``payload``, started in the
+    future so it sorts last; signed with the attacker's own key, or not."""
+    sid = "29990101-000000-000000-evil00"
+    store = project / ".mewcode" / "sessions" / sid / "checkpoints"
+    (store / "blobs").mkdir(parents=True)
+    blob = hashlib.sha256(payload).hexdigest()
+    (store / "blobs" / blob).write_bytes(payload)
+    now = hashlib.sha256((project / target).read_bytes()).hexdigest()
+    record = {
+        "version": 1, "session_id": sid, "turn": 1, "started": "2999-01-01T00:00:00.000+00:00",
+        "origin": {}, "commands": [], "reverted": None, "git": "",
+        "files": [{"path": str((project / target).resolve()), "shown": "README.md",
+                   "status": "edited", "before": blob, "after": now}],
+    }  # fmt: skip
+    data = sign(record, key) if key is not None else record
+    (store / "turn-1.json").write_text(json.dumps(data))
+    return sid
+
+
+@pytest.mark.parametrize("signed_by", ["nobody", "the attacker"])
+async def test_a_checkpoint_shipped_in_a_repository_is_never_reverted(
+    project: Path, signed_by: str
+) -> None:
+    """``/rewind`` after a kernel restart looks at every session of the project;
+    one the user's key did not sign is not theirs: not listed, not named, not run."""
+    attacker_key = os.urandom(32) if signed_by == "the attacker" else None
+    sid = _ship_forged_checkpoint(project, "notes.txt", b"import evil\n", attacker_key)
+    session = make_session(project, ScriptedModel())
+    bare = await run_command(session, "/rewind")
+    assert bare.error and "No turn with file changes" in bare.markdown
+    named = await run_command(session, f"/rewind {sid}:1 --force")
+    assert named.error and "not made by you" in named.markdown
+    listed = await run_command(session, "/rewind list")
+    assert sid not in listed.markdown
+    assert (project / "notes.txt").read_text() == "one\ntwo\n"
+
+
+async def test_a_signed_record_edited_to_say_more_is_refused(project: Path) -> None:
+    """The signature covers every field: a record of the user's own turn,
+    edited (here: which file to restore), stops being a checkpoint."""
+    session, record_file = await _one_turn(project)
+    (project / "other.txt").write_text("one\nTWO\n")
+    data = json.loads(record_file.read_text())
+    data["files"][0]["path"] = str((project / "other.txt").resolve())
+    record_file.write_text(json.dumps(data))
+    result = await run_command(session, "/rewind 1 --force")
+    assert result.error and "not made by you" in result.markdown
+    del data["mac"]
+    record_file.write_text(json.dumps(data))
+    assert (await run_command(session, "/rewind 1 --force")).error
+    assert (project / "other.txt").read_text() == "one\nTWO\n"
+
+
+def test_the_key_is_the_users_own_and_shared_by_their_kernels(tmp_path: Path) -> None:
+    from mewcode_kernel.core.checkpoints import user_key
+
+    home = tmp_path / "home"
+    first, again = user_key(home), user_key(home)
+    assert first == again and len(first) == 32
+    key_file = home / ".mewcode" / "checkpoint.key"
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    assert user_key(tmp_path / "someone-else") != first
 
 
 async def test_a_symlink_swapped_in_before_revert_is_refused(project: Path) -> None:
@@ -218,8 +289,9 @@ async def test_a_directory_swapped_for_a_symlink_at_the_write_is_refused(project
     model = ScriptedModel()
     session = make_session(project, model)
     await turn(session, model, edit("pkg/mod.py", "a", "b"))
-    record = find_turn(project, session.session_id, "")
-    store, workspace = store_of(project, record), session.agent.ctx.workspace
+    key = session.checkpoints.key
+    record = find_turn(project, session.session_id, "", key)
+    store, workspace = store_of(project, record, key), session.agent.ctx.workspace
     plan = plan_revert(record, store, workspace)
     assert [i.action for i in plan.items] == ["restore"]
     elsewhere = project.parent / "elsewhere"

@@ -27,7 +27,7 @@ from .agent import Agent, ConversationState
 from .agent.loop import DEFAULT_MAX_TURNS
 from .agent_context import SessionContext
 from .agent_safety import SessionSafety
-from .checkpoints import TurnCheckpoints, TurnRevert
+from .checkpoints import TurnCheckpoints, TurnRevert, user_key
 from .config import ProviderSettings, ResolvedConfig, load_config
 from .context import DEFAULT_WINDOW, ContextManager, ContextPolicy
 from .context.report import ContextReport
@@ -128,7 +128,7 @@ class AgentSession:
         ]
         self.safety = SessionSafety(root, config, home=home, env=env, trust=trust, sandbox=sandbox)
         #: the running turn's checkpoint (files saved before it changes them)
-        self.checkpoints = TurnCheckpoints(root, git_allowed=self._git_allowed)
+        self.checkpoints = TurnCheckpoints(root, key=user_key(home), git_allowed=self._git_allowed)
         if gate is None:
             gate = self.safety.project_gate(config, mode=mode, on_audit=self._audit)
         self._pending_notices += [Notice(level="warning", message=str(p)) for p in gate.problems]

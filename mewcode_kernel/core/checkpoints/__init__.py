@@ -13,6 +13,7 @@ from .lookup import find_turn, store_of
 from .recorder import TurnCheckpoints
 from .records import FileEntry, FileStatus, TurnRecord
 from .revert import Action, RevertItem, RevertPlan, TurnRevert, apply_revert, plan_revert
+from .signing import user_key
 from .store import MAX_SNAPSHOT_BYTES, CheckpointStore, read_snapshot, stored_turns
 
 __all__ = [
@@ -32,4 +33,5 @@ __all__ = [
     "read_snapshot",
     "store_of",
     "stored_turns",
+    "user_key",
 ]

@@ -19,22 +19,23 @@ from .store import CheckpointStore, stored_turns
 __all__ = ["find_turn", "store_of"]
 
 
-def store_of(root: Path, record: TurnRecord) -> CheckpointStore:
-    return CheckpointStore(sessions_dir(root) / record.session_id)
+def store_of(root: Path, record: TurnRecord, key: bytes) -> CheckpointStore:
+    return CheckpointStore(sessions_dir(root) / record.session_id, key)
 
 
 def _pending(record: TurnRecord) -> bool:
     return record.reverted is None and bool(record.files)
 
 
-def find_turn(root: Path, session_id: str | None, spec: str) -> TurnRecord:
-    """The record ``spec`` names; ``ValueError`` (a readable sentence) if none."""
+def find_turn(root: Path, session_id: str | None, spec: str, key: bytes) -> TurnRecord:
+    """The record ``spec`` names among those signed with ``key``; ``ValueError``
+    (a readable sentence) if none."""
     words = spec.split()
     if not words:
-        mine = [r for r in stored_turns(root) if r.session_id == session_id and _pending(r)]
+        mine = [r for r in stored_turns(root, key) if r.session_id == session_id and _pending(r)]
         if mine:
             return mine[-1]
-        anywhere = [r for r in stored_turns(root) if _pending(r)]
+        anywhere = [r for r in stored_turns(root, key) if _pending(r)]
         if anywhere:
             return anywhere[-1]
         raise ValueError("No turn with file changes left to revert in this project.")
@@ -44,7 +45,7 @@ def find_turn(root: Path, session_id: str | None, spec: str) -> TurnRecord:
         count = int(words[1])
         ran = [
             r
-            for r in stored_turns(root)
+            for r in stored_turns(root, key)
             if r.session_id == session_id and r.origin.get("execution_count") == count
         ]
         if not ran:
@@ -64,7 +65,7 @@ def find_turn(root: Path, session_id: str | None, spec: str) -> TurnRecord:
         raise ValueError("This session has no turns yet: name one as SESSION:N.")
     else:
         sid = session_id
-    store = CheckpointStore(sessions_dir(root) / sid)
+    store = CheckpointStore(sessions_dir(root) / sid, key)
     try:
         return store.load(int(number))
     except ValueError as exc:

@@ -33,8 +33,12 @@ class TurnCheckpoints:
     """The session's checkpoint recorder: ``begin`` starts each turn (in the
     session's directory, numbering on from the turns already stored there)."""
 
-    def __init__(self, root: Path, *, git_allowed: Callable[[], bool] = lambda: False) -> None:
+    def __init__(
+        self, root: Path, *, key: bytes, git_allowed: Callable[[], bool] = lambda: False
+    ) -> None:
         self.root = root
+        #: signs the records (``signing.user_key``)
+        self.key = key
         self._git_allowed = git_allowed
         self._git_before: git.GitSnapshot | None = None
         self._lock = threading.Lock()
@@ -64,7 +68,7 @@ class TurnCheckpoints:
         """Start a new turn of the session in ``session_dir``; returns its number."""
         with self._lock:
             if self._store is None or self._store.session_dir != session_dir:
-                self._store = CheckpointStore(session_dir)
+                self._store = CheckpointStore(session_dir, self.key)
                 self._turn = 0
             stored = self._store.turns()
             self._turn = max(self._turn, stored[-1] if stored else 0) + 1

@@ -5,7 +5,9 @@ Layout: ``<session dir>/checkpoints/turn-<n>.json`` (a ``TurnRecord``) and
 a turn changed it, stored once per session however many turns saved it).
 Both are written atomically and fsynced, so a checkpoint is on disk before
 the change it guards is made, and survives a kernel restart or a crash.
-Blobs are verified against their name when read back.
+Blobs are verified against their name when read back; records against
+their signature (``signing``): a record the user's key did not sign is
+not a checkpoint.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 
 from ..session._files import atomic_write, sessions_dir
 from .records import TurnRecord, is_digest
+from .signing import sign, verify
 
 __all__ = [
     "CHECKPOINTS_DIR",
@@ -105,10 +108,12 @@ def read_snapshot(path: str, *, limit: int = MAX_SNAPSHOT_BYTES) -> Snapshot:
 
 
 class CheckpointStore:
-    """The checkpoints of one session (its directory ``session_dir``)."""
+    """The checkpoints of one session (its directory ``session_dir``), signed
+    and checked with ``key`` (``signing.user_key``)."""
 
-    def __init__(self, session_dir: Path) -> None:
+    def __init__(self, session_dir: Path, key: bytes) -> None:
         self.session_dir = session_dir
+        self._key = key
         self.path = session_dir / CHECKPOINTS_DIR
         self.blobs = self.path / "blobs"
 
@@ -135,7 +140,8 @@ class CheckpointStore:
 
     def save(self, record: TurnRecord) -> None:
         self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        data = json.dumps(record.to_dict(), ensure_ascii=False, indent=1).encode()
+        signed = sign(record.to_dict(), self._key)
+        data = json.dumps(signed, ensure_ascii=False, indent=1).encode()
         atomic_write(self.path / f"turn-{record.turn}.json", data)
 
     def load(self, turn: int) -> TurnRecord:
@@ -144,7 +150,16 @@ class CheckpointStore:
         if snap.data is None:
             raise ValueError(f"turn {turn} has no checkpoint" if not snap.exists else snap.reason)
         try:
-            record = TurnRecord.from_dict(json.loads(snap.data))
+            data = json.loads(snap.data)
+        except ValueError as exc:
+            raise ValueError(f"the checkpoint of turn {turn} is damaged: {exc}") from None
+        if not isinstance(data, dict) or not verify(data, self._key):
+            raise ValueError(
+                f"the checkpoint of turn {turn} was not made by you (its signature does not "
+                "match your key), so it is not used"
+            )
+        try:
+            record = TurnRecord.from_dict(data)
         except ValueError as exc:
             raise ValueError(f"the checkpoint of turn {turn} is damaged: {exc}") from None
         if record.turn != turn or record.session_id != self.session_dir.name:
@@ -167,13 +182,13 @@ class CheckpointStore:
                 yield self.load(turn)
 
 
-def stored_turns(root: Path) -> list[TurnRecord]:
-    """Every readable checkpoint of the project's sessions, oldest first (by
-    start time, then turn)."""
+def stored_turns(root: Path, key: bytes) -> list[TurnRecord]:
+    """Every readable checkpoint signed with ``key`` of the project's
+    sessions, oldest first (by start time, then turn)."""
     base = sessions_dir(root)
     try:
         names = sorted(e.name for e in os.scandir(base) if e.is_dir(follow_symlinks=False))
     except OSError:
         return []
-    records = [r for name in names for r in CheckpointStore(base / name).records()]
+    records = [r for name in names for r in CheckpointStore(base / name, key).records()]
     return sorted(records, key=lambda r: (r.started, r.session_id, r.turn))

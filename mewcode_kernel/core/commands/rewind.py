@@ -82,10 +82,10 @@ async def rewind_command(session: AgentSession, args: str) -> CommandResult:
     if spec == "list":
         return _list(session)
     try:
-        record = find_turn(session.root, session.session_id, spec)
+        record = find_turn(session.root, session.session_id, spec, session.checkpoints.key)
     except ValueError as exc:
         return CommandResult(markdown=str(exc), error=True)
-    store = store_of(session.root, record)
+    store = store_of(session.root, record, session.checkpoints.key)
     workspace = session.agent.ctx.workspace
     plan = await asyncio.to_thread(plan_revert, record, store, workspace, force=force)
     data = {"turn": record.label, "plan": plan}
@@ -105,7 +105,7 @@ async def rewind_command(session: AgentSession, args: str) -> CommandResult:
 
 
 def _list(session: AgentSession) -> CommandResult:
-    records = stored_turns(session.root)
+    records = stored_turns(session.root, session.checkpoints.key)
     if not records:
         return CommandResult(markdown="No checkpoints in this project yet.", data=[])
     lines = [
