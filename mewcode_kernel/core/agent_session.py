@@ -16,9 +16,13 @@ conversation keeps across its turns is its ``ConversationState``.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -82,7 +86,10 @@ class AgentSession:
     MCP servers, started when the session is entered and stopped when it
     closes, unless ``owns_mcp`` is false (another session's servers, used
     as they are). ``toolsets`` are the front end's own tools (the kernel
-    tools of a notebook), after the built-ins.
+    tools of a notebook), after the built-ins. ``extensions_home`` (default
+    ``home``) is where the user's own skills, agents, instructions and
+    memory are read; trust, permission rules and the checkpoint key stay
+    with ``home``.
     """
 
     def __init__(
@@ -107,9 +114,13 @@ class AgentSession:
         mcp: McpToolset | None = None,
         owns_mcp: bool = True,
         toolsets: Sequence[Toolset] = (),
+        extensions_home: Path | None = None,
     ) -> None:
         self.root = root
         self.mcp = mcp
+        # where the user's own skills, agents, instructions and memory are read
+        # (``open_session`` points an offline demo replay at an empty folder)
+        personal = extensions_home if extensions_home is not None else home
         self._owns_mcp = owns_mcp
         #: The hook rules in use (``None``: the dispatcher is someone else's, or none).
         self.hooks: HookEngine | None = None
@@ -119,7 +130,7 @@ class AgentSession:
         self.tasks = tasks or TaskManager(max_running=config.tasks.max_running)
         self._owns_tasks = tasks is None
         self.background_approval_handler: ApprovalHandler | None = None
-        self.catalog = load_catalog(root, home=home)
+        self.catalog = load_catalog(root, home=personal)
         self._writer: SessionWriter | None = None
         self._started = False
         self._next_start: StartSource = "startup"
@@ -135,7 +146,7 @@ class AgentSession:
         self._pending_notices += [
             Notice(level="warning", message=str(p)) for p in self.catalog.problems
         ]
-        self.skills = SkillsToolset(SkillCatalog(root, home=home))
+        self.skills = SkillsToolset(SkillCatalog(root, home=personal))
         self._skills_version = -1
         if tools is None:
             tools = ToolRegistry(builtin_tools(), toolsets=[self.skills])
@@ -167,7 +178,7 @@ class AgentSession:
         self.safety.watch(gate, self.agent.tools)
         self.context = SessionContext(
             agent=self.agent,
-            prompts=PromptAssembler(root, home=home, skills=self._skills_section),
+            prompts=PromptAssembler(root, home=personal, skills=self._skills_section),
             notices=self._pending_notices,
         )
         self.subagents = SubagentRunner(
@@ -663,6 +674,14 @@ def open_session(
     config = load_config(root_path, home=home, env=env, trust=trust)
     settings = config.select_provider(provider, model)
     built = build_provider(settings, record_to=record_to, replay_from=replay_from)
+    personal, left_out = home, []
+    if settings.is_offline and replay_from is None:
+        # The offline replay (no key set) plays a recording made without anyone's
+        # personal setup: the user's own skills, agents, hooks, instructions,
+        # memory and MCP servers would change every request and break it.
+        personal = replay_home()
+        left_out = _personal_setup(home if home is not None else Path.home(), config)
+        config = _without_user_servers(config)
     servers = mcp or _mcp_servers(root_path, config, env, project_trusted)
     session = AgentSession(
         root_path,
@@ -681,12 +700,17 @@ def open_session(
         mcp=servers,
         owns_mcp=mcp is None,
         toolsets=toolsets,
+        extensions_home=personal,
     )
+    if left_out:
+        session._pending_notices.append(
+            Notice(level="info", message=REPLAY_LEAVES_OUT.format(what=", ".join(left_out)))
+        )
     if hooks is None:
         session.use_hooks(
             HookEngine(
                 root_path,
-                home=home,
+                home=personal,
                 sandbox=lambda: session.safety.sandbox,
                 redact=lambda text: session.safety.redactor.redact(text),
                 tools=lambda name: session.tools.get(name),
@@ -702,6 +726,52 @@ def open_session(
                 session.safety.trust.trusted or os.environ.get(TRUST_ENV, "").strip() == "1"
             )
     return session
+
+
+REPLAY_LEAVES_OUT = (
+    "The offline replay leaves out your own {what}: the recording was made without them. "
+    "With a model configured, they are used."
+)
+_PERSONAL = (
+    ".mewcode/skills",
+    ".claude/skills",
+    ".mewcode/agents",
+    ".claude/agents",
+    ".mewcode/hooks.yaml",
+    ".mewcode/MEWCODE.md",
+    ".mewcode/MEMORY.md",
+)
+
+
+def _personal_setup(home: Path, config: ResolvedConfig) -> list[str]:
+    """What of the user's own setup an offline replay leaves out, as ``~/...``."""
+    found = [f"~/{name}" for name in _PERSONAL if (home / name).exists()]
+    servers = sorted(n for n, s in config.mcp_servers.items() if s.scope == "user" or s.shadows)
+    if servers:
+        found.append("MCP servers (" + ", ".join(servers) + ")")
+    return found
+
+
+_replay_home: Path | None = None
+
+
+def replay_home() -> Path:
+    """An empty folder of this process's own, standing for the home folder of
+    an offline replay (made once, removed at exit)."""
+    global _replay_home
+    if _replay_home is None:
+        _replay_home = Path(tempfile.mkdtemp(prefix="mewcode-replay-home-"))
+        atexit.register(shutil.rmtree, _replay_home, True)
+    return _replay_home
+
+
+def _without_user_servers(config: ResolvedConfig) -> ResolvedConfig:
+    servers = {
+        name: replace(server, shadows=None)
+        for name, server in config.mcp_servers.items()
+        if server.scope != "user"
+    }
+    return replace(config, mcp_servers=servers)
 
 
 def _mcp_servers(
