@@ -138,7 +138,7 @@ async def test_modes_exact_rules_and_read_only_roles(tmp_path: Path) -> None:
             "summary = getattr(os, 'system')",
             "ask",
         ),
-        (("RunPython(getattr:*)",), "f = getattr(df, 'head')", "allow"),
+        (("RunPython(getattr:*)",), "f = getattr(df, 'head')", "ask"),  # reaches any name
         # a rule that spells the assignment out means it
         (("RunPython(df = pd.read_csv:*)",), "df = pd.read_csv('data.csv')", "allow"),
         (("RunPython(df = pd.read_csv:*)",), "df = exec('1')", "ask"),
@@ -152,6 +152,56 @@ async def test_an_assignment_is_matched_by_the_call_it_makes(
     tmp_path: Path, allow: tuple[str, ...], code: str, expected: str
 ) -> None:
     assert await _outcome(_gate(allow=allow), code, tmp_path) == expected
+
+
+@pytest.mark.parametrize(
+    ("allow", "code", "expected"),
+    [
+        # a class built with a dunder that runs code, then used
+        (("RunPython(type:*)",), "P = type('P', (), {'__class_getitem__': exec})", "ask"),
+        (("RunPython(print:*)", "RunPython(type:*)"), "type(P['import os'])", "ask"),
+        (("RunPython(type:*)",), "type(df)", "ask"),
+        (("RunPython(setattr:*)",), "setattr(df, 'x', 1)", "ask"),
+        (("RunPython(vars:*)",), "v = vars()", "ask"),
+        (("RunPython(builtins.exec:*)",), "builtins.exec('1')", "ask"),
+        (("RunPython(op*)",), "open('/etc/passwd')", "ask"),
+        # the callee is not a dotted name
+        (("RunPython(?exec*)",), "[exec][0]('1')", "ask"),
+        (("RunPython(?'a'*)",), "{'a': exec}['a']('1')", "ask"),
+        (("RunPython(df.groupby*)",), "df.groupby('a')['b'].sum()", "ask"),
+        # a function handed to the call is a call at a distance
+        (("RunPython(sorted:*)",), "sorted(['id'], key=os.system)", "ask"),
+        (("RunPython(sorted:*)",), "sorted(['1'], key=exec)", "ask"),
+        (("RunPython(sorted:*)",), "sorted(['1'], key=builtins.eval)", "ask"),
+        (("RunPython(x = map:*)",), "x = map(sp.call, cmds)", "ask"),
+        (("RunPython(x = map:*)",), "x = map(o.system, cmds)", "ask"),
+        (("RunPython(max:*)",), "max(paths, key=shutil.rmtree)", "ask"),
+        (("RunPython(df.apply:*)",), "df.apply(df.to_csv)", "ask"),
+        (("RunPython(print:*)",), "print(*map(exec, code))", "ask"),
+        (("RunPython(print:*)",), "print(getattr)", "ask"),
+        (("RunPython(print:*)",), "print(df, '__class__')", "ask"),
+        # what the rules are for still passes
+        (("RunPython(sorted:*)",), "sorted(df.columns, key=len)", "allow"),
+        (("RunPython(x = map:*)",), "x = map(str.upper, names)", "allow"),
+        (("RunPython(print:*)",), "print(df.shape, df['a'].dtype, sep='; ')", "allow"),
+        (("RunPython(re.compile:*)",), "pat = re.compile('[a-z]+')", "allow"),
+        (("RunPython(Image.open:*)",), "img = Image.open('a.png')", "allow"),
+        (("RunPython(=type(df))",), "type(df)", "allow"),
+    ],
+)
+async def test_a_wildcard_rule_never_covers_code_that_reaches_any_name(
+    tmp_path: Path, allow: tuple[str, ...], code: str, expected: str
+) -> None:
+    assert await _outcome(_gate(allow=allow), code, tmp_path) == expected
+
+
+@pytest.mark.parametrize("name", ["printé", "printΩ", "print٣", "printᵉ", "print_é"])
+async def test_a_prefix_rule_ends_only_where_a_python_name_ends(tmp_path: Path, name: str) -> None:
+    """Python names take letters and digits beyond ASCII: ``printé`` is another
+    function, which the user may have bound to anything."""
+    gate = _gate(allow=("RunPython(print:*)",))
+    assert await _outcome(gate, f"{name}('x')", tmp_path) == "ask"
+    assert await _outcome(gate, "print('é')", tmp_path) == "allow"
 
 
 @pytest.mark.parametrize(

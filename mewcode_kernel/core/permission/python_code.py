@@ -12,10 +12,18 @@ two spellings (as written, and as ``ast.unparse`` prints it):
 * deny and ask rules: any statement at any depth, any call and any import
   (``x = os.system('id')`` is a call to ``os.system``).
 * allow rules: every top-level statement must be covered. A wildcard rule
-  covers only a plain call (or an assignment of one) whose arguments hold
-  no further call, lambda, walrus, ``await``, comprehension or dunder name:
-  ``RunPython(print:*)`` allows ``print(df.shape)``, but not
-  ``print(__import__('os').system('id'))`` nor ``print(1) or os.system('id')``.
+  covers only a plain call (or an assignment of one) of a dotted name whose
+  arguments hold no further call, lambda, walrus, ``await``, comprehension or
+  dunder (a name, an attribute or a string): ``RunPython(print:*)`` allows
+  ``print(df.shape)``, but not ``print(__import__('os').system('id'))`` nor
+  ``print(1) or os.system('id')``. It never covers calling a builtin that
+  runs code or reaches any name (``exec``, ``eval``, ``getattr``, ``type``,
+  ``open``, ...), nor an argument that hands one along, or a member that runs
+  commands or changes files (``sorted(cmds, key=os.system)``,
+  ``map(sp.call, cmds)``, ``df.apply(df.to_csv)``): a function passed as an
+  argument is a call at a distance. That list stops the known ways, not every
+  callable a notebook holds: a rule for a function that calls its arguments
+  (``map``, ``sorted``, ``df.apply``) trusts what it is given.
   In an assignment the rule is matched against the call (``x = print(1)``),
   not the names assigned: ``print = exec('...')`` is a call to ``exec``.
   Only a rule that spells the targets out (``RunPython(df = pd.read_csv:*)``)
@@ -35,7 +43,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -173,19 +181,74 @@ def _call_of(node: ast.AST) -> tuple[ast.Call | None, tuple[str, ...]]:
     return (value, targets) if isinstance(value, ast.Call) else (None, ())
 
 
+def _dotted(node: ast.AST) -> list[str] | None:
+    """``a.b.c`` as ``["a", "b", "c"]``; ``None`` for any other expression."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return [node.id, *reversed(parts)]
+
+
+def _runs_anything(names: list[str]) -> bool:
+    """A builtin that runs code, imports, opens files or reaches any attribute
+    or namespace (``type`` too: its three-argument form builds a class with
+    any dunder), by its own name or through ``builtins``."""
+    if names[0] == "builtins" and len(names) == 2:
+        return names[1] in _RUNS_ANYTHING
+    return len(names) == 1 and names[0] in _RUNS_ANYTHING
+
+
+def _passes_along(arg: ast.AST) -> bool:
+    """An argument that hands a callable to the call, one that runs code or
+    acts on the system (``sorted(cmds, key=os.system)`` runs each command)."""
+    for n in ast.walk(arg):
+        if isinstance(n, ast.Name) and (n.id in _RUNS_ANYTHING or n.id in _OS_MODULES):
+            return True
+        if isinstance(n, ast.Attribute) and _ACTS_WHEN_CALLED.fullmatch(n.attr):
+            return True
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.startswith("__"):
+            return True  # a dunder spelled as a string ({'__class_getitem__': ...})
+    return False
+
+
 def _plain_call(node: ast.AST) -> bool:
-    """A call (or ``name = call``) whose callee and arguments run nothing else."""
+    """A call (or ``name = call``) of a dotted name whose arguments run
+    nothing else and hand nothing that runs code to the call."""
     call, _ = _call_of(node)
     if call is None or _dunder(call):
         return False
-    inner: Iterator[ast.AST] = (
-        n
-        for part in (call.func, *call.args, *(k.value for k in call.keywords))
-        for n in ast.walk(part)
-    )
-    return not any(isinstance(n, _ACTIVE) for n in inner)
+    callee = _dotted(call.func)
+    if callee is None or _runs_anything(callee):
+        return False
+    args = (*call.args, *(k.value for k in call.keywords))
+    if any(isinstance(n, _ACTIVE) for part in args for n in ast.walk(part)):
+        return False
+    return not any(_passes_along(a) for a in args)
 
 
+_RUNS_ANYTHING = frozenset(
+    {
+        "__import__", "breakpoint", "compile", "delattr", "eval", "exec", "getattr",
+        "globals", "locals", "open", "setattr", "type", "vars",
+    }
+)  # fmt: skip
+# modules whose members reach the operating system; members that run commands
+# or change files by name, whatever alias their module was imported as
+_OS_MODULES = frozenset(
+    {
+        "builtins", "ctypes", "importlib", "marshal", "multiprocessing", "nt", "os",
+        "pickle", "posix", "pty", "runpy", "shutil", "socket", "subprocess",
+    }
+)  # fmt: skip
+_ACTS_WHEN_CALLED = re.compile(
+    r"system|popen|Popen|startfile|spawn\w*|exec\w*|fork\w*|kill\w*|call|check_call"
+    r"|check_output|run|getoutput|getstatusoutput|remove\w*|unlink|rmtree|rmdir|rename"
+    r"|replace|chmod|chown|link|symlink|truncate|write\w*|to_\w+|save\w*|dump\w*"
+    r"|import_module|load\w*|send\w*|post|put|delete\w*"
+)
 _HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _GLOB_CHARS = re.compile(r"[*?\[{]")
 _BUILTINS = frozenset(dir(builtins))

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cache
 
@@ -11,7 +10,11 @@ from .matcher import Matcher, MatcherError, Not, compile_matcher
 
 __all__ = ["python_matcher"]
 
-_NAME_CHAR = re.compile(r"[A-Za-z0-9_]")
+
+def _continues_name(char: str) -> bool:
+    """Whether ``char`` can continue a Python name: any letter or digit Python
+    accepts (``printé`` is one name, not ``print`` then ``é``)."""
+    return ("a" + char).isidentifier()
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +31,7 @@ class _PythonPrefix:
         if not value.startswith(self.prefix):
             return False
         rest = value[len(self.prefix) :]
-        return not rest or _NAME_CHAR.match(rest[0]) is None
+        return not rest or not _continues_name(rest[0])
 
 
 @cache
