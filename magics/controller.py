@@ -478,11 +478,12 @@ def _draws_live_widgets(shell: Any) -> bool:
 def _previous_session_note(root: Path) -> str | None:
     """``new session (previous: <id>, /resume to continue)`` when the project
     has a stored session (e.g. the kernel was restarted), else ``None``."""
+    from mewcode_kernel.core.errors import SessionError
     from mewcode_kernel.core.session import list_sessions
 
     try:
         latest = next(iter(list_sessions(root)), None)
-    except OSError:
+    except (OSError, SessionError):  # a linked sessions folder: the first turn says so
         return None
     if latest is None:
         return None

@@ -165,7 +165,7 @@ async def test_a_huge_file_is_not_saved_and_not_reverted(project: Path) -> None:
     await turn(session, model, write("big.log", "small now"))
     record = session.checkpoints.record
     assert record is not None and record.files[0].status == "unsaved"
-    store = CheckpointStore(session.session_dir, session.checkpoints.key)  # type: ignore[arg-type]
+    store = CheckpointStore(session.session_dir, session.checkpoints.key, root=project)  # type: ignore[arg-type]
     assert not store.blobs.exists()
     result = await run_command(session, "/rewind --force")
     assert "was not saved" in result.markdown and big.read_text() == "small now"

@@ -20,7 +20,7 @@ __all__ = ["find_turn", "store_of"]
 
 
 def store_of(root: Path, record: TurnRecord, key: bytes) -> CheckpointStore:
-    return CheckpointStore(sessions_dir(root) / record.session_id, key)
+    return CheckpointStore(sessions_dir(root) / record.session_id, key, root=root)
 
 
 def _pending(record: TurnRecord) -> bool:
@@ -65,7 +65,7 @@ def find_turn(root: Path, session_id: str | None, spec: str, key: bytes) -> Turn
         raise ValueError("This session has no turns yet: name one as SESSION:N.")
     else:
         sid = session_id
-    store = CheckpointStore(sessions_dir(root) / sid, key)
+    store = CheckpointStore(sessions_dir(root) / sid, key, root=root)
     try:
         return store.load(int(number))
     except ValueError as exc:

@@ -68,7 +68,7 @@ class TurnCheckpoints:
         """Start a new turn of the session in ``session_dir``; returns its number."""
         with self._lock:
             if self._store is None or self._store.session_dir != session_dir:
-                self._store = CheckpointStore(session_dir, self.key)
+                self._store = CheckpointStore(session_dir, self.key, root=self.root)
                 self._turn = 0
             stored = self._store.turns()
             self._turn = max(self._turn, stored[-1] if stored else 0) + 1

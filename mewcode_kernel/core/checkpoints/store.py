@@ -8,6 +8,15 @@ the change it guards is made, and survives a kernel restart or a crash.
 Blobs are verified against their name when read back; records against
 their signature (``signing``): a record the user's key did not sign is
 not a checkpoint.
+
+A record also carries, under the same signature, the project it was made
+in (``root``: its resolved path), and is used only there: a cloned
+repository whose ``.mewcode/sessions`` leads to another project's would
+otherwise bring that project's genuine records (and their paths and
+contents) into this one. A signed record without it (made before it
+existed, in the same unreleased cycle as the signing) is not used either.
+Nothing is read or written through a ``.mewcode``, ``sessions``, session
+or ``checkpoints`` folder that is a symlink.
 """
 
 from __future__ import annotations
@@ -22,13 +31,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..session._files import atomic_write, sessions_dir
+from ..errors import SessionError
+from ..session._files import SESSIONS_DIR, atomic_write, refuse_symlinks, safe_sessions_dir
 from .records import TurnRecord, is_digest
 from .signing import sign, verify
 
 __all__ = [
     "CHECKPOINTS_DIR",
     "MAX_SNAPSHOT_BYTES",
+    "ROOT_FIELD",
     "CheckpointStore",
     "Snapshot",
     "digest",
@@ -43,6 +54,7 @@ not restorable): a checkpoint must not double a project's size on disk."""
 _MAX_RECORD_BYTES = 4_000_000
 _TURN_FILE = re.compile(r"turn-([1-9][0-9]{0,8})\.json")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+ROOT_FIELD = "root"
 
 
 def digest(data: bytes) -> str:
@@ -108,17 +120,29 @@ def read_snapshot(path: str, *, limit: int = MAX_SNAPSHOT_BYTES) -> Snapshot:
 
 
 class CheckpointStore:
-    """The checkpoints of one session (its directory ``session_dir``), signed
-    and checked with ``key`` (``signing.user_key``)."""
+    """The checkpoints of one session (its directory ``session_dir``) of the
+    project ``root``, signed and checked with ``key`` (``signing.user_key``).
+    A folder on the way that is a symlink makes every call raise ``ValueError``."""
 
-    def __init__(self, session_dir: Path, key: bytes) -> None:
+    def __init__(self, session_dir: Path, key: bytes, *, root: Path) -> None:
         self.session_dir = session_dir
         self._key = key
+        #: the project the records are signed for (resolved: the same project
+        #: reached through another path is still the same)
+        self.root = os.path.realpath(root)
+        self._mewcode = (root / SESSIONS_DIR.parent, root / SESSIONS_DIR)
         self.path = session_dir / CHECKPOINTS_DIR
         self.blobs = self.path / "blobs"
 
+    def _refuse_links(self, *more: Path) -> None:
+        try:
+            refuse_symlinks(*self._mewcode, self.session_dir, self.path, *more)
+        except SessionError as exc:
+            raise ValueError(str(exc)) from None
+
     def save_blob(self, data: bytes) -> str:
         """Store ``data`` (once) and return its digest."""
+        self._refuse_links(self.blobs)
         name = digest(data)
         target = self.blobs / name
         if not target.exists():
@@ -130,6 +154,7 @@ class CheckpointStore:
         """The content saved as ``name``; ``ValueError`` if missing or damaged."""
         if not is_digest(name):
             raise ValueError(f"invalid checkpoint name {name!r}")
+        self._refuse_links(self.blobs)
         snap = read_snapshot(str(self.blobs / name))
         if snap.data is None:
             why = "it is missing" if not snap.exists else snap.reason
@@ -139,18 +164,31 @@ class CheckpointStore:
         return snap.data
 
     def save(self, record: TurnRecord) -> None:
+        self._refuse_links()
         self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        signed = sign(record.to_dict(), self._key)
+        signed = sign({**record.to_dict(), ROOT_FIELD: self.root}, self._key)
         data = json.dumps(signed, ensure_ascii=False, indent=1).encode()
         atomic_write(self.path / f"turn-{record.turn}.json", data)
 
     def load(self, turn: int) -> TurnRecord:
-        """Turn ``turn``'s record; ``ValueError`` when missing or damaged."""
+        """Turn ``turn``'s record; ``ValueError`` when missing, damaged, not
+        signed with the key or signed for another project."""
+        self._refuse_links()
         snap = read_snapshot(str(self.path / f"turn-{turn}.json"), limit=_MAX_RECORD_BYTES)
         if snap.data is None:
             raise ValueError(f"turn {turn} has no checkpoint" if not snap.exists else snap.reason)
         try:
-            data = json.loads(snap.data)
+            return self._parse(turn, snap.data)
+        except ValueError:
+            raise
+        except Exception as exc:  # e.g. RecursionError from [[[...]]]: one bad file, not all
+            raise ValueError(
+                f"the checkpoint of turn {turn} is damaged ({type(exc).__name__})"
+            ) from None
+
+    def _parse(self, turn: int, raw: bytes) -> TurnRecord:
+        try:
+            data = json.loads(raw)
         except ValueError as exc:
             raise ValueError(f"the checkpoint of turn {turn} is damaged: {exc}") from None
         if not isinstance(data, dict) or not verify(data, self._key):
@@ -158,6 +196,14 @@ class CheckpointStore:
                 f"the checkpoint of turn {turn} was not made by you (its signature does not "
                 "match your key), so it is not used"
             )
+        made_in = data.get(ROOT_FIELD)
+        if made_in != self.root:
+            where = (
+                f"in another project ({made_in})"
+                if isinstance(made_in, str)
+                else "by an earlier MewCode that did not record its project"
+            )
+            raise ValueError(f"the checkpoint of turn {turn} was made {where}, so it is not used")
         try:
             record = TurnRecord.from_dict(data)
         except ValueError as exc:
@@ -183,12 +229,16 @@ class CheckpointStore:
 
 
 def stored_turns(root: Path, key: bytes) -> list[TurnRecord]:
-    """Every readable checkpoint signed with ``key`` of the project's
-    sessions, oldest first (by start time, then turn)."""
-    base = sessions_dir(root)
+    """Every readable checkpoint signed with ``key`` for the project, of its
+    sessions, oldest first (by start time, then turn); ``ValueError`` (a
+    readable sentence) when the sessions folder is reached through a symlink."""
+    try:
+        base = safe_sessions_dir(root)
+    except SessionError as exc:
+        raise ValueError(str(exc)) from None
     try:
         names = sorted(e.name for e in os.scandir(base) if e.is_dir(follow_symlinks=False))
     except OSError:
         return []
-    records = [r for name in names for r in CheckpointStore(base / name, key).records()]
+    records = [r for name in names for r in CheckpointStore(base / name, key, root=root).records()]
     return sorted(records, key=lambda r: (r.started, r.session_id, r.turn))

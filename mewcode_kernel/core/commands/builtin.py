@@ -53,7 +53,10 @@ async def clear_command(session: AgentSession, args: str) -> CommandResult:
 
 @command("sessions", help="List this project's stored sessions, newest first.")
 async def sessions_command(session: AgentSession, args: str) -> CommandResult:
-    infos = list_sessions(session.root)
+    try:
+        infos = list_sessions(session.root)
+    except SessionError as exc:
+        return _fail(str(exc))
     if not infos:
         return CommandResult(markdown="No stored sessions in this project yet.", data=[])
     lines = [
@@ -81,7 +84,10 @@ async def resume_command(session: AgentSession, args: str) -> CommandResult:
     fork = "--fork" in words
     target = " ".join(w for w in words if w != "--fork")
     if not target:
-        others = [s for s in list_sessions(session.root) if s.id != session.session_id]
+        try:
+            others = [s for s in list_sessions(session.root) if s.id != session.session_id]
+        except SessionError as exc:
+            return _fail(f"Cannot resume: {exc}")
         if not others:
             return _fail("There is no other stored session to resume in this project.")
         target = others[0].id

@@ -105,7 +105,10 @@ async def rewind_command(session: AgentSession, args: str) -> CommandResult:
 
 
 def _list(session: AgentSession) -> CommandResult:
-    records = stored_turns(session.root, session.checkpoints.key)
+    try:
+        records = stored_turns(session.root, session.checkpoints.key)
+    except ValueError as exc:
+        return CommandResult(markdown=str(exc), error=True)
     if not records:
         return CommandResult(markdown="No checkpoints in this project yet.", data=[])
     lines = [

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..errors import SessionError
 from ..messages import Message
 
 __all__ = [
@@ -35,6 +36,8 @@ __all__ = [
     "decode_line",
     "encode_marker",
     "encode_message",
+    "refuse_symlinks",
+    "safe_sessions_dir",
     "sessions_dir",
 ]
 
@@ -61,6 +64,31 @@ def sessions_dir(root: Path) -> Path:
     return root / SESSIONS_DIR
 
 
+def refuse_symlinks(*paths: Path) -> None:
+    """``SessionError`` naming the first of ``paths`` that is a symbolic link."""
+    for path in paths:
+        if os.path.islink(path):
+            try:
+                target = f" (to {os.readlink(path)})"
+            except OSError:
+                target = ""
+            raise SessionError(
+                f"{path} is a symbolic link{target}: MewCode does not read or write sessions "
+                "and checkpoints through a link, which a cloned repository could ship to send "
+                "them to another folder. Replace the link with a real folder (or remove it) "
+                "and run again."
+            )
+
+
+def safe_sessions_dir(root: Path) -> Path:
+    """``sessions_dir(root)``, or ``SessionError`` when ``.mewcode`` or
+    ``.mewcode/sessions`` is a symlink: followed, a cloned repository could
+    have the conversation written into, and another project's checkpoints
+    read from, a folder of its choosing."""
+    refuse_symlinks(root / SESSIONS_DIR.parent, root / SESSIONS_DIR)
+    return sessions_dir(root)
+
+
 def encode_message(message: Message) -> bytes:
     """One line (with its newline) for ``message``."""
     return message.model_dump_json().encode() + b"\n"
@@ -84,7 +112,7 @@ def decode_line(line: bytes) -> Message | tuple[str, dict[str, Any]] | None:
             pass  # e.g. a lone surrogate, which only the slow path reads (and load repairs)
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # deep nesting ([[[...]]]) is as corrupt as bad JSON
         return None
     if not isinstance(record, dict):
         return None

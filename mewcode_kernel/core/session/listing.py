@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ._files import COMPACT_MARKER, CONVERSATION_FILE, META_FILE, sessions_dir
+from ._files import COMPACT_MARKER, CONVERSATION_FILE, META_FILE, safe_sessions_dir
 from .load import first_prompt_in
 from .meta import SessionMeta, read_meta
 
@@ -37,10 +37,15 @@ class SessionInfo:
 
 def list_sessions(root: Path, *, prompt_chars: int = 80) -> list[SessionInfo]:
     """Sessions of project ``root``, most recently active first.
-    ``first_prompt`` is collapsed to one line of at most ``prompt_chars``."""
-    directory = sessions_dir(root)
+    ``first_prompt`` is collapsed to one line of at most ``prompt_chars``.
+    ``SessionError`` when the sessions folder is reached through a symlink."""
+    directory = safe_sessions_dir(root)
     try:
-        entries = [e for e in os.scandir(directory) if e.is_dir() and not e.name.startswith(".")]
+        entries = [
+            e
+            for e in os.scandir(directory)
+            if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
+        ]
     except OSError:
         return []
     out = [info for e in entries if (info := _info(Path(e.path), prompt_chars)) is not None]

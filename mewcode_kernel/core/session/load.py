@@ -15,7 +15,14 @@ from ..conversation import Conversation, repair_tool_pairs
 from ..errors import SessionError
 from ..messages import Message, scrub_message
 from ..prompt.turn import prompt_text
-from ._files import COMPACT_MARKER, CONVERSATION_FILE, SessionMarker, decode_line, sessions_dir
+from ._files import (
+    COMPACT_MARKER,
+    CONVERSATION_FILE,
+    SessionMarker,
+    decode_line,
+    safe_sessions_dir,
+    sessions_dir,
+)
 from .meta import PROMPT_KEEP_CHARS, SessionMeta, read_meta
 
 __all__ = [
@@ -185,11 +192,16 @@ def _gc_paused() -> Iterator[None]:
 
 def resolve_session_id(root: Path, session_id: str) -> str:
     """The stored id that ``session_id`` names: itself, or the one stored id it
-    is a prefix of. Raises ``SessionError`` naming close matches otherwise."""
-    directory = sessions_dir(root)
+    is a prefix of. Raises ``SessionError`` naming close matches otherwise, or
+    when the sessions folder is reached through a symlink."""
+    directory = safe_sessions_dir(root)
     try:
+        # a session folder that is a link is not one of this project's: writing
+        # through it would append this conversation to another folder
         known = sorted(
-            e.name for e in os.scandir(directory) if e.is_dir() and not e.name.startswith(".")
+            e.name
+            for e in os.scandir(directory)
+            if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
         )
     except FileNotFoundError:
         known = []

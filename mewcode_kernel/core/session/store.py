@@ -32,6 +32,7 @@ from ._files import (
     encode_marker,
     encode_message,
     fsync_dir,
+    safe_sessions_dir,
     sessions_dir,
     write_all,
 )
@@ -190,13 +191,14 @@ class SessionWriter:
 class SessionStore:
     """Creating, reopening and resuming the sessions of a project root.
 
-    Sessions live in ``<root>/.mewcode/sessions/<id>/``.
+    Sessions live in ``<root>/.mewcode/sessions/<id>/``; a ``.mewcode`` or
+    ``sessions`` that is a symlink is refused (``SessionError`` naming it).
     """
 
     @staticmethod
     def create(root: Path, provider: str | None, model: str | None) -> SessionWriter:
         """Start a new, empty session and return its writer."""
-        session_id, directory = claim_session_dir(sessions_dir(root))
+        session_id, directory = claim_session_dir(safe_sessions_dir(root))
         meta = SessionMeta.new(session_id, provider=provider, model=model)
         try:
             write_meta(directory, meta)
