@@ -57,11 +57,14 @@ class ErrorRecord:
         one line each; credential-shaped text masked."""
         from .namespace import mask_keys  # the core's patterns: loaded with the first turn
 
-        tb = mask_keys(_traceback(self.error, root, cell_name))
+        tb = _traceback(self.error, root, cell_name)
         if len(tb) > MAX_TRACEBACK:
             tb = "[… the start of the traceback is cut]\n" + tb[-MAX_TRACEBACK:]
+        # code masks only quoted values: ``token = get_token()`` names none, and
+        # the model reads the cell to fix it; the message is masked in full
+        cell = mask_keys(self.cell.rstrip(), unquoted=False)
         return mask_keys(
-            f"{self.headline}\n\nThe cell that raised it:\n{self.cell.rstrip()}\n\n{tb}"
+            f"{self.headline}\n\nThe cell that raised it:\n{cell}\n\n{tb}", unquoted=False
         )
 
 
@@ -91,6 +94,10 @@ def _where(filename: str, root: Path | None, cell_name: CellNamer, raising: str 
 
 
 def _traceback(error: BaseException, root: Path | None, cell_name: CellNamer) -> str:
+    """The traceback, masked before it is cut: its source lines as code, its
+    message in full."""
+    from .namespace import mask_keys
+
     te = traceback.TracebackException.from_exception(error)
     lines = ["Traceback (most recent call last):"]
     folded: list[str] = []
@@ -112,9 +119,9 @@ def _traceback(error: BaseException, root: Path | None, cell_name: CellNamer) ->
             f'  File "{_where(frame.filename, root, cell_name, raising)}", line {frame.lineno}, in {frame.name}'
         )
         if frame.line:
-            lines.append(f"    {frame.line.strip()}")
+            lines.append(f"    {mask_keys(frame.line.strip(), unquoted=False)}")
     fold()
-    lines += [ln.rstrip("\n") for ln in te.format_exception_only()]
+    lines += [mask_keys(ln.rstrip("\n")) for ln in te.format_exception_only()]
     return "\n".join(lines)
 
 

@@ -8,25 +8,30 @@ a short repr; a pandas DataFrame by its columns, dtypes, missing values and
 head (pandas is never imported here: a frame can only exist if the user
 imported it).
 
-Secrets stay out: a name that looks secret (``*key*``, ``*token*``,
+Secrets stay out: a name that looks secret (``api_key``, ``*_token``,
 ``*secret*``, ``*password*``: ``core.redaction.looks_secret``) shows no
-value, whether it is a variable, a dict key, an attribute or a DataFrame
-column; anything shaped like a credential (``sk-...``, GitHub tokens, a
-JWT, a password in a URL...) is masked wherever it appears, in each string
-before a repr shortens it (a cut key would no longer look like one) and in
-the whole text after.
+value, whether it is a variable, a dict key (also in a dict's items, its
+views, a ``(name, value)`` pair), an attribute, a field of a repr
+(``token=...``), a DataFrame column, a Series' name, a row's label or an
+index's name; anything shaped like a credential (``sk-...``, GitHub tokens,
+a JWT, a password in a URL...) is masked wherever it appears, in each
+string before a repr shortens it (a cut key would no longer look like one)
+and in the whole text after. A frame, Series or index inside another value
+shows only its type and shape: its repr would show its values whatever
+their column.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import linecache
 import re
 import reprlib
 import sys
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from mewcode_kernel.core.redaction import looks_like_key, looks_secret, mask_credentials
@@ -48,28 +53,96 @@ HEAD_ROWS = 5
 _OURS = ("magics", "mewcode_kernel")
 
 
-class _Masked:
+class _Shown:
+    """A value whose repr is ``text``: stands in for one in a repr built here."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
     def __repr__(self) -> str:
-        return MASKED
+        return self.text
 
 
-_MASK = _Masked()
+_MASK = _Shown(MASKED)
+
+
+def _secret_key(key: Any) -> bool:
+    return isinstance(key, str) and looks_secret(key)
+
+
+def _masked_items(items: Iterable[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    return [(k, _MASK if _secret_key(k) else v) for k, v in items]
+
+
+_DICT_VIEWS = (type({}.items()), type({}.values()))
 
 
 class _MaskingRepr(reprlib.Repr):
-    """``reprlib.Repr`` that masks a string before shortening it, and the value
-    under a dict key that looks secret."""
+    """``reprlib.Repr`` that masks a string before shortening it, the value
+    under a dict key, a field or a pair's name that looks secret, and shows
+    a pandas object inside another value as its type and shape."""
 
     def repr_str(self, x: str, level: int) -> str:
         return super().repr_str(mask_keys(x), level)
 
     def repr_dict(self, x: dict[Any, Any], level: int) -> str:
-        if any(isinstance(k, str) and looks_secret(k) for k in x):
-            x = {k: _MASK if isinstance(k, str) and looks_secret(k) else v for k, v in x.items()}
+        if any(_secret_key(k) for k in x):
+            x = dict(_masked_items(x.items()))
         return super().repr_dict(x, level)
 
+    def repr_tuple(self, x: tuple[Any, ...], level: int) -> str:
+        # list(d.items()) and the like: ("password", "hunter2")
+        if len(x) == 2 and _secret_key(x[0]):
+            x = (x[0], _MASK)
+        return super().repr_tuple(x, level)
+
     def repr_instance(self, x: Any, level: int) -> str:
+        if _pandas_kind(x):
+            shape = getattr(x, "shape", ())
+            return f"<{type(x).__name__} {'x'.join(str(n) for n in shape)}>"
+        # dict.items and the like: a subclass's own methods are the user's code, not run here
+        if isinstance(x, dict):
+            inner = self.repr_dict(dict(_masked_items(dict.items(x))), level)
+            return f"{type(x).__name__}({inner})"
+        if isinstance(x, _DICT_VIEWS) and isinstance(getattr(x, "mapping", None), Mapping):
+            pairs = _masked_items(dict(x.mapping).items())
+            shown: list[Any] = pairs if isinstance(x, _DICT_VIEWS[0]) else [v for _, v in pairs]
+            return f"{type(x).__name__}({self.repr_list(shown, level)})"
+        fields = _fields(x)
+        if fields is not None:
+            inner = ", ".join(
+                f"{k}={self.repr1(_secret_like(v) if looks_secret(k) else v, level - 1)}"
+                for k, v in fields
+            )
+            return f"{type(x).__name__}({inner})"
         return mask_keys(super().repr_instance(x, level))
+
+
+def _secret_like(value: Any) -> Any:
+    """What stands for a secret ``value``: ``'[masked]'`` for a string, as its repr would be."""
+    return MASKED if isinstance(value, str) else _MASK
+
+
+def _fields(x: Any) -> list[tuple[str, Any]] | None:
+    """The fields of a dataclass, a named tuple or a ``SimpleNamespace``, for
+    a repr built field by field (so that a frame in one is shown by its
+    shape); ``None`` for other values and for a class with its own
+    ``__repr__``, which may leave out what its author meant to hide."""
+    t = type(x)
+    if isinstance(x, types.SimpleNamespace) and t.__repr__ is types.SimpleNamespace.__repr__:
+        return list(vars(x).items())
+    if isinstance(x, tuple) and hasattr(t, "_fields"):
+        # namedtuple writes its __repr__ in the collections module
+        if getattr(t.__repr__, "__module__", None) != "collections":
+            return None
+        return list(zip(t._fields, x, strict=False))
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        generated = getattr(inspect.unwrap(t.__repr__), "__code__", None)
+        # dataclass writes its __repr__ from text (exec): its code has no file
+        if generated is None or generated.co_filename != "<string>":
+            return None
+        return [(f.name, getattr(x, f.name, None)) for f in dataclasses.fields(x) if f.repr]
+    return None
 
 
 def _repr(chars: int, items: int) -> reprlib.Repr:
@@ -84,21 +157,46 @@ _SHORT = _repr(SHORT_REPR, 8)
 _LONG = _repr(LONG_REPR, 60)
 
 
-# a quoted value under a name that looks secret, as reprs print it:
-# ``api_key='...'`` (a dataclass), ``'token': '...'`` (a dict)
-_SECRET_FIELD = re.compile(
-    r"""(?i)\b(\w*(?:key|token|secret|passw(?:or)?d|passphrase|credential)\w*)"""
-    r"""(['"]?\s*[:=]\s*)(['"])((?:(?!\3)[^\n]){4,})\3"""
+# a value under a name, as reprs, logs and settings print it: quoted
+# (``api_key='...'``, ``'token': '...'``) or not (``<Client token=...>``,
+# ``PASSWORD=...``, ``password: ...``: up to a space, a comma or a closing
+# bracket); whether the name looks secret is ``looks_secret``'s to say
+_FIELD = re.compile(
+    r"""(?<![\w.\-])(?P<name>[A-Za-z_][\w.\-]*)(?P<sep>['"]?\s*(?::=?|=(?!=))\s*)"""
+    r"""(?:(?P<q>['"])(?P<quoted>(?:(?!(?P=q))[^\n])+)(?P=q)"""
+    rf"""|(?!{re.escape(MASKED)})(?P<bare>(?:(?i:basic|bearer|digest|token)\s+)?[^\s,)>\]}}'"]+))"""
 )
+# unquoted words after a secret name that are no secret: an annotation
+# (``api_key: str``), a switch, nothing
+_NOT_VALUES = frozenset({"None", "True", "False", "null", "true", "false", "str", "bytes"})
 
 
-def mask_keys(text: str) -> str:
-    """``text`` with anything shaped like a credential, or quoted under a name
-    that looks secret, replaced by ``[masked]``."""
-    text = _SECRET_FIELD.sub(
-        lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}{MASKED}{m.group(3)}", text
-    )
-    return mask_credentials(text, MASKED)
+def _mask_fields(text: str, unquoted: bool) -> str:
+    out: list[str] = []
+    done = pos = 0
+    while m := _FIELD.search(text, pos):
+        if not looks_secret(m["name"]):
+            # what follows another name may hold a field: "error: password=..."
+            pos = m.end("sep")
+            continue
+        pos = m.end()
+        if m["q"] is not None:
+            out += [text[done : m.start("quoted")], MASKED]
+        elif unquoted and m["bare"] not in _NOT_VALUES:
+            out += [text[done : m.start("bare")], MASKED]
+        else:
+            continue
+        done = m.end("quoted") if m["q"] is not None else m.end()
+    return "".join(out) + text[done:]
+
+
+def mask_keys(text: str, *, unquoted: bool = True) -> str:
+    """``text`` with anything shaped like a credential, or under a name that
+    looks secret, replaced by ``[masked]``. ``unquoted=False`` masks only
+    quoted values after a name: for code (``token = get_token()``) and for
+    text laid out here (``api_key: object, 0 missing``)."""
+    # credentials first: a query string's value ends at "&" or "#", a field's at a space
+    return _mask_fields(mask_credentials(text, MASKED), unquoted)
 
 
 def _ours(value: Any) -> bool:
@@ -141,12 +239,25 @@ def _type_name(value: Any) -> str:
     return t.__qualname__ if module in ("builtins", "__main__") else f"{module}.{t.__qualname__}"
 
 
+def _pandas_kind(value: Any) -> str | None:
+    """``"DataFrame"``, ``"Series"`` or ``"Index"`` for a pandas object of that
+    kind or a subclass (a GeoDataFrame), else ``None``. pandas is imported
+    already if the value is one of its objects."""
+    pd = sys.modules.get("pandas")
+    if pd is None or isinstance(value, type):
+        return None
+    for kind in ("DataFrame", "Series", "Index"):
+        if isinstance(value, getattr(pd, kind, ())):
+            return kind
+    return None
+
+
 def _is_frame(value: Any) -> bool:
-    return type(value).__module__.startswith("pandas") and type(value).__name__ == "DataFrame"
+    return _pandas_kind(value) == "DataFrame"
 
 
 def _is_series(value: Any) -> bool:
-    return type(value).__module__.startswith("pandas") and type(value).__name__ == "Series"
+    return _pandas_kind(value) == "Series"
 
 
 def _shape(value: Any) -> str:
@@ -187,6 +298,12 @@ def _size(value: Any) -> str:
 def _secret_value(name: str, value: Any) -> bool:
     if looks_secret(name.rsplit(".", 1)[-1]):
         return True
+    kind = _pandas_kind(value)
+    # a column taken out of a frame keeps its name: df["api_key"]; an index its own
+    if kind == "Series" and looks_secret(str(value.name)):
+        return True
+    if kind == "Index" and _secret_axis(value):
+        return True
     return isinstance(value, (str, bytes)) and looks_like_key(
         value if isinstance(value, str) else value.decode("utf-8", "replace")
     )
@@ -201,29 +318,76 @@ def _safe_repr(value: Any, r: reprlib.Repr) -> str:
 
 
 def _signature(value: Any) -> str:
+    """``name(parameters)`` with each default's repr masked, and a secret
+    parameter's default replaced: the text needs no masking after, which
+    would take an annotation (``api_key: 'str'``) for a value."""
+    name = getattr(value, "__name__", "")
     try:
-        return f"{getattr(value, '__name__', '')}{inspect.signature(value)}"
+        sig = inspect.signature(value)
     except (TypeError, ValueError):
-        return getattr(value, "__name__", "")
+        return name
+    params = [
+        p
+        if p.default is p.empty
+        else p.replace(
+            default=_MASK if looks_secret(p.name) else _Shown(_safe_repr(p.default, _SHORT))
+        )
+        for p in sig.parameters.values()
+    ]
+    return f"{name}{sig.replace(parameters=params)}"
 
 
 def _secret_columns(df: Any) -> list[Any]:
     return [c for c in df.columns if looks_secret(str(c))]
 
 
-def _without_secrets(df: Any) -> Any:
-    """A copy of (a few rows of) ``df`` whose columns named like secrets hold
-    ``[masked]`` and whose text cells are masked before ``to_string`` cuts them."""
+def _secret_labels(index: Any) -> list[bool] | None:
+    """For each label of ``index``, whether it names a secret (the rows of a
+    transposed frame, the labels of a row taken out of a frame); ``None``
+    when none does."""
+    if getattr(index.dtype, "kind", "O") in "biufcmM":  # numbers and dates name nothing
+        return None
+    found = [looks_secret(str(label)) for label in index]
+    return found if any(found) else None
+
+
+def _secret_axis(index: Any) -> bool:
+    """Whether ``index`` is named like a secret: its labels are then the
+    secrets (``df.set_index("api_key")``)."""
+    return any(n is not None and looks_secret(str(n)) for n in index.names)
+
+
+def _masked_cell(v: Any) -> Any:
+    return mask_keys(v) if isinstance(v, str) else v
+
+
+def _without_secrets(df: Any, *, source: Any = None) -> Any:
+    """A copy of (a few rows of) ``df`` whose columns and rows named like
+    secrets hold ``[masked]``, whose labels are masked when their axis is
+    named like a secret (in ``source``, the frame ``df`` was computed from),
+    and whose text cells are masked before ``to_string`` cuts them."""
+    source = df if source is None else source
     df = df.copy()
     for col in _secret_columns(df):
         df[col] = MASKED
+    rows = _secret_labels(df.index)
+    if rows:
+        df = df.astype(object)  # a row across columns of any dtype
+        df.loc[rows] = MASKED
     cells = getattr(df, "map", None) or df.applymap  # DataFrame.map: pandas 2.1 and later
-    return cells(lambda v: mask_keys(v) if isinstance(v, str) else v)
+    df = cells(_masked_cell)
+    if _secret_axis(df.index):
+        df.index = [MASKED] * len(df.index)
+    if _secret_axis(source.columns):
+        df.columns = [MASKED] * len(df.columns)
+    return df
 
 
 def _frame_summary(df: Any, *, rows: int) -> list[str]:
     lines = []
     columns = list(df.columns)
+    if _secret_axis(df.columns):
+        columns = [MASKED] * len(columns)
     dtypes = df.dtypes
     nulls = None
     try:
@@ -232,9 +396,10 @@ def _frame_summary(df: Any, *, rows: int) -> list[str]:
         pass
     shown = columns[:MAX_COLUMNS]
     lines.append("columns (dtype, missing values):")
-    for col in shown:
-        missing = f", {int(nulls[col])} missing" if nulls is not None else ""
-        lines.append(f"  {col!s}: {dtypes[col]}{missing}")
+    # by position: the labels may repeat, or be masked
+    for i, col in enumerate(shown):
+        missing = f", {int(nulls.iloc[i])} missing" if nulls is not None else ""
+        lines.append(f"  {mask_keys(str(col))}: {dtypes.iloc[i]}{missing}")
     if len(columns) > len(shown):
         lines.append(f"  … and {len(columns) - len(shown)} more columns")
     try:
@@ -246,6 +411,41 @@ def _frame_summary(df: Any, *, rows: int) -> list[str]:
     return lines
 
 
+def _cut(text: str, limit: int) -> str:
+    """``text`` cut in the middle to ``limit`` characters, as ``reprlib`` does."""
+    if len(text) <= limit:
+        return text
+    i = max(0, (limit - 3) // 2)
+    j = max(0, limit - 3 - i)
+    return text[:i] + "..." + text[len(text) - j :]
+
+
+def _pandas_repr(value: Any, r: reprlib.Repr) -> str:
+    """The repr of the first values of a Series or an index (their name is
+    no secret's: ``_secret_value``), with the values under labels named like
+    secrets masked, and the labels when the index is named like a secret."""
+    n = r.maxlist
+    try:
+        if _is_series(value):
+            head = value.iloc[:n].astype(object)  # a copy that can hold [masked]
+            head = head.map(_masked_cell)
+            labels = _secret_labels(head.index)
+            if labels:
+                head.loc[labels] = MASKED
+            if _secret_axis(head.index):
+                head.index = [MASKED] * len(head)
+        else:
+            head = value[:n]
+            if head.nlevels == 1:
+                head = head.map(_masked_cell)
+        text = repr(head)
+        if len(value) > n:
+            text += f"\n… and {len(value) - n} more"
+    except Exception as exc:
+        text = f"<repr failed: {type(exc).__name__}: {exc}>"
+    return mask_keys(_cut(text, r.maxother))
+
+
 def describe(name: str, value: Any, *, rows: int = HEAD_ROWS) -> str:
     """One variable in a few lines: type, shape, size, a short repr (or a
     frame's columns and its first ``rows``); a secret's value masked."""
@@ -253,13 +453,18 @@ def describe(name: str, value: Any, *, rows: int = HEAD_ROWS) -> str:
     head = f"{name}: {', '.join(facts)}"
     if _secret_value(name, value):
         return f"{head}\n  value {MASKED} (it looks like a secret)"
-    if _is_frame(value):
+    kind = _pandas_kind(value)
+    if kind == "DataFrame":
         text = "\n".join([head, *("  " + ln for ln in _frame_summary(value, rows=rows))])
+    elif kind is not None:
+        text = f"{head}\n  {_pandas_repr(value, _SHORT)}"
     elif isinstance(value, (types.FunctionType, type, types.MethodType)):
-        text = f"{head}\n  {_signature(value)}"
+        return mask_credentials(f"{head}\n  {_signature(value)}", MASKED)
     else:
         text = f"{head}\n  {_safe_repr(value, _SHORT)}"
-    return mask_keys(text)
+    # the reprs are masked already; what is laid out around them holds no
+    # unquoted value ("api_key: object, 0 missing" is a column's dtype)
+    return mask_keys(text, unquoted=False)
 
 
 def _notebook_source(value: Any) -> str | None:
@@ -307,7 +512,8 @@ def _cell_class_source(cls: type) -> str | None:
 
 
 def _attributes(value: Any) -> str:
-    names = [n for n in dir(value) if not n.startswith("_")]
+    # a pandas object lists its string labels as attributes: the values of an index named api_key
+    names = [n for n in dir(type(value) if _pandas_kind(value) else value) if not n.startswith("_")]
     if not names:
         return ""
     shown = names[:60]
@@ -326,18 +532,26 @@ def describe_in_depth(name: str, value: Any) -> str:
         try:
             # include="all" shows each text column's most frequent value: not a secret one's
             shown = value.drop(columns=_secret_columns(value))
-            stats = _without_secrets(shown.describe(include="all"))
-            parts.append("describe():\n" + stats.to_string(max_cols=20))
+            rows = _secret_labels(shown.index)
+            if rows:
+                shown = shown.loc[[not secret for secret in rows]]
+            stats = _without_secrets(shown.describe(include="all"), source=value)
+            parts.append("describe():\n" + mask_keys(stats.to_string(max_cols=20), unquoted=False))
         except Exception as exc:
             parts.append(f"describe() failed: {type(exc).__name__}: {exc}")
+    elif _pandas_kind(value) is not None:
+        parts.append("repr:\n" + _pandas_repr(value, _LONG))
     elif not isinstance(value, (types.FunctionType, type)):
         parts.append("repr:\n" + _safe_repr(value, _LONG))
     source = _notebook_source(value) if callable(value) else None
     if source:
-        parts.append("source (defined in the notebook):\n" + source.rstrip())
+        # code: a literal is quoted; ``token = get_token()`` names no value
+        code = mask_keys(source.rstrip(), unquoted=False)
+        parts.append("source (defined in the notebook):\n" + code)
     elif callable(value):
         parts.append(f"signature: {_signature(value)}")
     attrs = _attributes(value)
     if attrs and not _is_frame(value):
         parts.append("attributes: " + attrs)
-    return mask_keys("\n\n".join(parts))
+    # each part is masked already, the way its text needs
+    return mask_credentials("\n\n".join(parts), MASKED)

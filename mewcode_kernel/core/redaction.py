@@ -1,11 +1,12 @@
 """Secret values kept out of tool results: ``Redactor``.
 
 The values of the provider keys and of environment variables whose names
-look secret (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ...) are
-replaced by ``[REDACTED:NAME]`` wherever a tool result holds them, before
-the result is stored, shown or sent (the loop applies it in one place, for
-every tool). Short values (under ``MIN_LENGTH`` characters) are left alone:
-they would mangle ordinary text and are no secret worth the name.
+look secret (``looks_secret``: ``*_KEY``, ``*_TOKEN``, ``*SECRET*``,
+``*PASSWORD*``, ...) are replaced by ``[REDACTED:NAME]`` wherever a tool
+result holds them, before the result is stored, shown or sent (the loop
+applies it in one place, for every tool). Short values (under
+``MIN_LENGTH`` characters) are left alone: they would mangle ordinary text
+and are no secret worth the name.
 
 Values that have the shape of a well-known credential (``KEY_PATTERNS``:
 ``sk-...``, GitHub and Slack tokens, AWS key ids, private keys) are found by
@@ -35,15 +36,55 @@ __all__ = [
 ]
 
 MIN_LENGTH = 8
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL", re.I)
-# names matching SECRET_NAME whose values are not secrets (paths, switches)
-_NOT_SECRET = re.compile(r"(?:_PATH|_FILE|_DIR|_HOME|_URL|_HOST|_PORT|_SOCK|_TYPE|_ID)$", re.I)
+SECRET_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|CREDS|PWD|AUTH", re.I
+)
+"""What a secret name contains somewhere: a quick first test (``looks_secret``
+decides on the name's words)."""
 
+# a word of a name that says the value is a secret, also at the end of a
+# longer word (PGPASSWORD, clientsecret): no ordinary word ends like these
+_SECRET_ENDINGS = (
+    "password",
+    "passwords",
+    "passwd",
+    "passphrase",
+    "secret",
+    "secrets",
+    "credential",
+    "credentials",
+    "token",
+)
+# a word that says so only on its own: "key" ends monkey and hockey, "auth" starts author
+_SECRET_WORDS = frozenset({"key", "auth", "authorization", "creds", "pwd"})
+# what makes a key or a token (or several) a credential when it comes before:
+# api_keys, access_tokens, privatekey; max_tokens, join_keys, monkey are not
+_CREDENTIAL_KINDS = frozenset(
+    {
+        "access", "api", "auth", "bearer", "client", "encryption", "gpg", "master",
+        "pass", "pgp", "private", "refresh", "secret", "session", "signing", "ssh",
+    }
+)  # fmt: skip
+# a last word that makes the name about a secret, not the secret itself
+# (SSH_KEY_PATH, AWS_ACCESS_KEY_ID, token_count, primary_key_column, KeyError)
+_ABOUT = frozenset(
+    {
+        "col", "cols", "column", "columns", "count", "counts", "dir", "env", "error",
+        "errors", "exception", "field", "fields", "file", "filename", "files", "home",
+        "host", "id", "ids", "kind", "len", "length", "limit", "name", "names", "path",
+        "paths", "port", "size", "sock", "socket", "type", "uri", "url", "var",
+    }
+)  # fmt: skip
+# the words of a name: snake_case, kebab-case, dotted, spaced, camelCase, APIKey
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 KEY_PATTERNS = tuple(
     re.compile(p)
     for p in (
-        r"sk-[A-Za-z0-9][A-Za-z0-9_\-]{10,}",  # OpenAI, Anthropic (sk-ant-...), most compatibles
+        # OpenAI, Anthropic, most compatibles; not inside a word (task-..., disk-...)
+        # unless its prefix is one no word has (sk-ant-..., sk-proj-...)
+        r"(?<![A-Za-z0-9])sk-[A-Za-z0-9][A-Za-z0-9_\-]{10,}"
+        r"|sk-(?:ant|proj|svcacct|admin)-[A-Za-z0-9_\-]{10,}",
         r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{12,}=*",
         r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key id
         r"\bgh[pousr]_[A-Za-z0-9]{30,}",  # GitHub tokens
@@ -86,8 +127,41 @@ def looks_like_key(text: str) -> bool:
 
 
 def looks_secret(name: str) -> bool:
-    """Whether an environment variable's name says its value is a secret."""
-    return bool(SECRET_NAME.search(name)) and not _NOT_SECRET.search(name)
+    """Whether a name (an environment variable, a notebook variable, a dict
+    key, a column) says its value is a secret.
+
+    It is decided on the name's words, so that a count of tokens or a
+    keyboard is not taken for one: a word ending in ``password``,
+    ``passwd``, ``passphrase``, ``secret``, ``credential(s)`` or ``token``;
+    the word ``key``, ``auth``, ``authorization``, ``creds``, or ``pwd`` in a
+    longer name (``PWD`` alone is the working directory); ``keys`` or
+    ``tokens`` after a kind of credential (``api_keys``, ``refresh_tokens``,
+    ``privatekey``), never alone (``max_tokens``, ``keys``). A name whose
+    last word says what it is about (``_path``, ``_id``, ``_count``,
+    ``_column``...) is not a secret: ``SSH_KEY_PATH``, ``primary_key_column``.
+    """
+    if not SECRET_NAME.search(name):
+        return False
+    words = [w.lower() for w in _WORD.findall(name)]
+    if not words or words[-1] in _ABOUT:
+        return False
+    return any(_secret_word(words, i) for i in range(len(words)))
+
+
+def _secret_word(words: list[str], i: int) -> bool:
+    word = words[i]
+    if word.endswith(_SECRET_ENDINGS):
+        return True
+    if word in _SECRET_WORDS:
+        return word != "pwd" or len(words) > 1
+    for ending in ("keys", "tokens", "key"):  # "key" alone is a _SECRET_WORDS
+        if word.endswith(ending):
+            kind = word.removesuffix(ending)
+            if kind in _CREDENTIAL_KINDS or (
+                not kind and i > 0 and words[i - 1] in _CREDENTIAL_KINDS
+            ):
+                return True
+    return False
 
 
 class Redactor:
