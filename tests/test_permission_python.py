@@ -179,6 +179,20 @@ async def test_an_assignment_is_matched_by_the_call_it_makes(
         (("RunPython(df.apply:*)",), "df.apply(df.to_csv)", "ask"),
         (("RunPython(print:*)",), "print(*map(exec, code))", "ask"),
         (("RunPython(print:*)",), "print(getattr)", "ask"),
+        # a library that imported os, sys or builtins leads to them
+        (
+            ("RunPython(sorted:*)",),
+            "sorted(cmds, key=pd.io.common.os.sys.modules['builtins'].eval)",
+            "ask",
+        ),
+        (("RunPython(sorted:*)",), "sorted(cmds, key=pd.core.common.builtins.eval)", "ask"),
+        (("RunPython(sorted:*)",), "sorted(cmds, key=df.eval)", "ask"),
+        (
+            ("RunPython(x = pd.read_csv:*)",),
+            "x = pd.read_csv('data.csv', converters={'c': np.lib.format.pickle.loads})",
+            "ask",
+        ),
+        (("RunPython(print:*)",), "print(np.sys.modules)", "ask"),
         (("RunPython(print:*)",), "print(df, '__class__')", "ask"),
         # what the rules are for still passes
         (("RunPython(sorted:*)",), "sorted(df.columns, key=len)", "allow"),

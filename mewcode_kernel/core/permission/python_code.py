@@ -20,7 +20,8 @@ two spellings (as written, and as ``ast.unparse`` prints it):
   runs code or reaches any name (``exec``, ``eval``, ``getattr``, ``type``,
   ``open``, ...), nor an argument that hands one along, or a member that runs
   commands or changes files (``sorted(cmds, key=os.system)``,
-  ``map(sp.call, cmds)``, ``df.apply(df.to_csv)``): a function passed as an
+  ``map(sp.call, cmds)``, ``df.apply(df.to_csv)``), also reached through a
+  library's attributes (``pd.io.common.os``): a function passed as an
   argument is a call at a distance. That list stops the known ways, not every
   callable a notebook holds: a rule for a function that calls its arguments
   (``map``, ``sorted``, ``df.apply``) trusts what it is given.
@@ -207,7 +208,9 @@ def _passes_along(arg: ast.AST) -> bool:
     for n in ast.walk(arg):
         if isinstance(n, ast.Name) and (n.id in _RUNS_ANYTHING or n.id in _OS_MODULES):
             return True
-        if isinstance(n, ast.Attribute) and _ACTS_WHEN_CALLED.fullmatch(n.attr):
+        if isinstance(n, ast.Attribute) and (
+            _ACTS_WHEN_CALLED.fullmatch(n.attr) or n.attr in _REACHED_THROUGH
+        ):
             return True
         if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.startswith("__"):
             return True  # a dunder spelled as a string ({'__class_getitem__': ...})
@@ -243,6 +246,9 @@ _OS_MODULES = frozenset(
         "pickle", "posix", "pty", "runpy", "shutil", "socket", "subprocess",
     }
 )  # fmt: skip
+# links of an attribute path that lead to any builtin or module, from any
+# library that imported them (pd.io.common.os.sys.modules['builtins'].eval)
+_REACHED_THROUGH = (_RUNS_ANYTHING - {"compile", "open", "type"}) | _OS_MODULES | {"sys", "modules"}
 _ACTS_WHEN_CALLED = re.compile(
     r"system|popen|Popen|startfile|spawn\w*|exec\w*|fork\w*|kill\w*|call|check_call"
     r"|check_output|run|getoutput|getstatusoutput|remove\w*|unlink|rmtree|rmdir|rename"
