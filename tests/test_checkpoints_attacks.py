@@ -274,3 +274,109 @@ def test_a_deeply_nested_session_line_is_skipped(tmp_path: Path) -> None:
     assert info.first_prompt == "hello"
     loaded = load_session(tmp_path, info.id)
     assert loaded.skipped_lines == 1 and len(loaded.messages) == 1
+
+
+# --- D: a real session folder whose files are links ------------------------------------
+
+
+def shipped_session(clone: Path, victim: Path, *linked: str) -> tuple[str, dict[str, Path]]:
+    """A session a cloned repository ships: a real folder, but ``linked`` of
+    its files are symlinks to files outside the project (``victim``'s)."""
+    with SessionStore.create(clone, provider=None, model=None) as writer:
+        writer.append(user("hi"))
+        sid, directory = writer.id, writer.path
+    victim.mkdir(parents=True, exist_ok=True)
+    targets = {}
+    for name in linked:
+        target = victim / name.lstrip(".")
+        if name == ".lock":
+            target.write_text("export IMPORTANT=1")  # ~/.bashrc, say
+        else:  # another project's log or meta, say
+            target.write_bytes((directory / name).read_bytes())
+        (directory / name).unlink(missing_ok=True)
+        os.symlink(target, directory / name)
+        targets[name] = directory / name
+    return sid, targets
+
+
+@pytest.mark.parametrize(
+    "linked",
+    [(".lock",), (CONVERSATION_FILE,), (META_FILE,), (".lock", CONVERSATION_FILE)],
+    ids=["lock", "conversation", "meta", "lock+conversation"],
+)
+def test_resume_writes_nothing_through_a_linked_session_file(
+    tmp_path: Path, clone: Path, linked: tuple[str, ...]
+) -> None:
+    victim = tmp_path / "victim"
+    sid, links = shipped_session(clone, victim, *linked)
+    before = tree(victim)
+    attempts = (
+        lambda: SessionStore.resume(clone, sid)[1].append(user("my secret prompt")),
+        lambda: SessionStore.open(clone, sid).append(user("my secret prompt")),
+    )
+    for attempt in attempts:
+        with pytest.raises(SessionError, match="symbolic link") as refused:
+            attempt()
+        assert any(str(p) in str(refused.value) for p in links.values())
+    assert tree(victim) == before  # .lock -> ~/.bashrc is not truncated, no log appended
+    assert all(p.is_symlink() for p in links.values())
+
+
+@pytest.mark.parametrize("name", [CONVERSATION_FILE, META_FILE])
+def test_loading_reads_nothing_through_a_linked_session_file(
+    tmp_path: Path, clone: Path, name: str
+) -> None:
+    sid, links = shipped_session(clone, tmp_path / "victim", name)
+    with pytest.raises(SessionError, match="symbolic link") as refused:
+        load_session(clone, sid)
+    assert str(links[name]) in str(refused.value)
+
+
+def test_the_lock_is_not_taken_through_a_link(tmp_path: Path, clone: Path) -> None:
+    from mewcode_kernel.core.session.lock import SessionLock, holder_of
+
+    victim = tmp_path / "victim"
+    sid, links = shipped_session(clone, victim, ".lock")
+    with pytest.raises(SessionError, match="symbolic link") as refused:
+        SessionLock(links[".lock"].parent, sid)
+    assert str(links[".lock"]) in str(refused.value)
+    assert holder_of(links[".lock"].parent) is None
+    assert (victim / "lock").read_text() == "export IMPORTANT=1"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+@pytest.mark.parametrize("name", [CONVERSATION_FILE, META_FILE, ".lock"])
+def test_a_fifo_in_a_session_folder_is_refused_without_hanging(clone: Path, name: str) -> None:
+    with SessionStore.create(clone, provider=None, model=None) as writer:
+        writer.append(user("hi"))
+        sid, directory = writer.id, writer.path
+    (directory / name).unlink(missing_ok=True)
+    os.mkfifo(directory / name)
+    with pytest.raises(SessionError, match="not a regular file") as refused:
+        SessionStore.resume(clone, sid)
+    assert str(directory / name) in str(refused.value)
+    [info] = list_sessions(clone)
+    if name != ".lock":  # listing does not open the lock
+        assert info.problem and "not a regular file" in info.problem
+
+
+def test_a_session_with_a_linked_file_is_flagged_and_the_others_still_list(
+    tmp_path: Path, clone: Path
+) -> None:
+    victim = tmp_path / "victim"
+    with SessionStore.create(clone, provider=None, model=None) as writer:
+        writer.append(user("my own work"))
+        mine = writer.id
+    hostile = {}
+    for name in (CONVERSATION_FILE, META_FILE):
+        sid, links = shipped_session(clone, victim / name, name)
+        hostile[sid] = links[name]
+    before = tree(victim)
+    infos = {i.id: i for i in list_sessions(clone)}
+    assert infos[mine].first_prompt == "my own work" and infos[mine].problem is None
+    for sid, linked in hostile.items():
+        info = infos[sid]
+        assert info.problem and str(linked) in info.problem and "symbolic link" in info.problem
+        assert info.first_prompt.startswith(f"[cannot be resumed: {linked.name} is a symbolic link")
+        assert info.message_count == 0 and not info.meta_ok
+    assert tree(victim) == before

@@ -13,9 +13,11 @@ defines; readers ignore kinds they do not know. Anything else is corrupt.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import secrets
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +38,8 @@ __all__ = [
     "decode_line",
     "encode_marker",
     "encode_message",
+    "open_regular",
+    "read_regular",
     "refuse_symlinks",
     "safe_sessions_dir",
     "sessions_dir",
@@ -48,6 +52,8 @@ CONVERSATION_FILE = "conversation.jsonl"
 META_FILE = "meta.json"
 
 _MESSAGE_PREFIX = b'{"role"'
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -68,16 +74,63 @@ def refuse_symlinks(*paths: Path) -> None:
     """``SessionError`` naming the first of ``paths`` that is a symbolic link."""
     for path in paths:
         if os.path.islink(path):
-            try:
-                target = f" (to {os.readlink(path)})"
-            except OSError:
-                target = ""
-            raise SessionError(
-                f"{path} is a symbolic link{target}: MewCode does not read or write sessions "
-                "and checkpoints through a link, which a cloned repository could ship to send "
-                "them to another folder. Replace the link with a real folder (or remove it) "
-                "and run again."
-            )
+            raise _link_error(path)
+
+
+def _link_error(path: Path) -> SessionError:
+    try:
+        target = f" (to {os.readlink(path)})"
+    except OSError:
+        target = ""
+    return SessionError(
+        f"{path} is a symbolic link{target}: MewCode does not read or write sessions "
+        "and checkpoints through a link, which a cloned repository could ship to send "
+        "them to another folder. Replace the link with a real folder (or remove it) "
+        "and run again."
+    )
+
+
+def _refuse_irregular(path: Path, mode: int) -> None:
+    if stat.S_ISLNK(mode):
+        raise _link_error(path)
+    if not stat.S_ISREG(mode):
+        raise SessionError(
+            f"{path} is not a regular file: MewCode reads and writes sessions only in "
+            "regular files (a cloned repository could ship a pipe or a device there). "
+            "Remove it and run again."
+        )
+
+
+def open_regular(path: Path, flags: int, mode: int = 0o600) -> int:
+    """``os.open(path, flags)`` for a file inside a session folder, never
+    through a symbolic link (``O_NOFOLLOW``) and never blocking on a FIFO
+    (``O_NONBLOCK``; a no-op for regular files). ``SessionError`` naming
+    ``path`` when it is a link or not a regular file (a cloned repository can
+    ship ``.lock`` as a link to ``~/.bashrc``, which locking would truncate);
+    other failures raise ``OSError`` (``FileNotFoundError`` without
+    ``O_CREAT``)."""
+    try:
+        _refuse_irregular(path, os.lstat(path).st_mode)  # no open of a device at all
+    except FileNotFoundError:
+        pass
+    try:
+        fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
+            raise _link_error(path) from None
+        raise
+    try:
+        _refuse_irregular(path, os.fstat(fd).st_mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of ``path``, read as ``open_regular`` opens it."""
+    with open(open_regular(path, os.O_RDONLY), "rb") as f:
+        return f.read()
 
 
 def safe_sessions_dir(root: Path) -> Path:

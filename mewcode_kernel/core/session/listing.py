@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ._files import COMPACT_MARKER, CONVERSATION_FILE, META_FILE, safe_sessions_dir
+from ..errors import SessionError
+from ._files import COMPACT_MARKER, CONVERSATION_FILE, META_FILE, open_regular, safe_sessions_dir
 from .load import first_prompt_in
 from .meta import SessionMeta, read_meta
 
@@ -21,7 +22,10 @@ _COMPACT_TYPE = f'"type":"{COMPACT_MARKER}"'.encode()
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SessionInfo:
     """One row of a session listing. ``meta_ok`` is false when ``meta.json``
-    was missing or corrupt and the row was rebuilt from what the files show."""
+    was missing or corrupt and the row was rebuilt from what the files show.
+    ``problem`` is set (and the session cannot be resumed) when one of its
+    files is a symbolic link or not a regular file: the row says so in
+    ``first_prompt`` instead of reading through it."""
 
     id: str
     path: Path
@@ -33,6 +37,7 @@ class SessionInfo:
     model: str | None = None
     title: str | None = None
     meta_ok: bool = True
+    problem: str | None = None
 
 
 def list_sessions(root: Path, *, prompt_chars: int = 80) -> list[SessionInfo]:
@@ -54,6 +59,25 @@ def list_sessions(root: Path, *, prompt_chars: int = 80) -> list[SessionInfo]:
 
 
 def _info(path: Path, prompt_chars: int) -> SessionInfo | None:
+    try:
+        return _read_info(path, prompt_chars)
+    except SessionError as exc:  # a linked or special file: flag this one, list the others
+        updated = _mtime(path) or datetime.fromtimestamp(0, UTC)
+        return SessionInfo(
+            id=path.name,
+            path=path,
+            created=None,
+            updated=updated,
+            first_prompt=_one_line(
+                f"[cannot be resumed: {str(exc).replace(f'{path}{os.sep}', '')}]", prompt_chars
+            ),
+            message_count=0,
+            meta_ok=False,
+            problem=str(exc),
+        )
+
+
+def _read_info(path: Path, prompt_chars: int) -> SessionInfo | None:
     conversation = path / CONVERSATION_FILE
     times = [_mtime(conversation), _mtime(path / META_FILE)]
     if times == [None, None]:
@@ -81,10 +105,11 @@ def _info(path: Path, prompt_chars: int) -> SessionInfo | None:
 def count_messages(path: Path) -> int:
     """Messages a resume would load, counted without parsing messages: lines
     our writer starts with ``{"role"``, counted from the last compaction marker
-    on (the messages before it were replaced by the summary that follows it)."""
+    on (the messages before it were replaced by the summary that follows it).
+    ``SessionError`` when the file is a symbolic link or not a regular file."""
     count = 0
     try:
-        with path.open("rb") as f:
+        with open(open_regular(path, os.O_RDONLY), "rb") as f:
             for line in f:
                 if line.startswith(_MESSAGE_LINE):
                     count += 1
@@ -97,7 +122,7 @@ def count_messages(path: Path) -> int:
 
 def _mtime(path: Path) -> datetime | None:
     try:
-        return datetime.fromtimestamp(path.stat().st_mtime, UTC)
+        return datetime.fromtimestamp(os.lstat(path).st_mtime, UTC)
     except OSError:
         return None
 

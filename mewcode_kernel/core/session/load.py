@@ -20,6 +20,8 @@ from ._files import (
     CONVERSATION_FILE,
     SessionMarker,
     decode_line,
+    open_regular,
+    read_regular,
     safe_sessions_dir,
     sessions_dir,
 )
@@ -128,16 +130,17 @@ def compaction_window(markers: Sequence[SessionMarker], count: int) -> tuple[int
 
 def _mtime(path: Path) -> datetime | None:
     try:
-        return datetime.fromtimestamp(path.stat().st_mtime, UTC)
+        return datetime.fromtimestamp(os.lstat(path).st_mtime, UTC)
     except OSError:
         return None
 
 
 def read_conversation(path: Path) -> tuple[list[Message], list[SessionMarker], int, bool]:
     """Parse a ``conversation.jsonl``: ``(messages, markers, skipped_lines,
-    truncated_tail)``. A missing file reads as empty; blank lines are ignored."""
+    truncated_tail)``. A missing file reads as empty; blank lines are ignored.
+    ``SessionError`` when it is a symbolic link or not a regular file."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except FileNotFoundError:
         return [], [], 0, False
     except OSError as exc:
@@ -225,9 +228,10 @@ def resolve_session_id(root: Path, session_id: str) -> str:
 
 def first_prompt_in(path: Path, *, max_lines: int = _PROMPT_SCAN_LINES) -> str | None:
     """The text of the first user message with text among the first lines of a
-    conversation file (used when meta lacks it)."""
+    conversation file (used when meta lacks it). ``SessionError`` when the
+    file is a symbolic link or not a regular file."""
     try:
-        with path.open("rb") as f:
+        with open(open_regular(path, os.O_RDONLY), "rb") as f:
             for _, line in zip(range(max_lines), f, strict=False):
                 item = decode_line(line.rstrip(b"\n"))
                 if isinstance(item, Message) and item.role == "user" and "compact" not in item.meta:

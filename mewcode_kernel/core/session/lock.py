@@ -15,6 +15,7 @@ import weakref
 from pathlib import Path
 
 from ..errors import SessionError, SessionInUse
+from ._files import open_regular
 
 try:
     import fcntl
@@ -33,7 +34,8 @@ class SessionLock:
         self.path = directory / LOCK_FILE
         self._fd: int | None = None
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            # never through a link: locking truncates the file and writes our pid
+            fd = open_regular(self.path, os.O_RDWR | os.O_CREAT)
         except OSError as exc:
             raise SessionError(f"cannot lock session {session_id}: {exc.strerror}") from None
         if fcntl is not None:
@@ -87,8 +89,8 @@ def holder_of(directory: Path) -> int | None:
     if fcntl is None:
         return None
     try:
-        fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CLOEXEC)
-    except OSError:
+        fd = open_regular(directory / LOCK_FILE, os.O_RDWR)
+    except (OSError, SessionError):
         return None
     try:
         try:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ._files import META_FILE, atomic_write
+from ._files import META_FILE, atomic_write, read_regular
 from .ids import session_id_time
 
 __all__ = ["META_VERSION", "PROMPT_KEEP_CHARS", "SessionMeta", "read_meta", "write_meta"]
@@ -48,9 +48,10 @@ class SessionMeta(BaseModel):
 
 
 def read_meta(session_dir: Path) -> SessionMeta | None:
-    """The meta of ``session_dir``, or ``None`` if missing or unreadable."""
+    """The meta of ``session_dir``, or ``None`` if missing or unreadable;
+    ``SessionError`` when ``meta.json`` is a symbolic link or not a regular file."""
     try:
-        return SessionMeta.model_validate_json((session_dir / META_FILE).read_bytes())
+        return SessionMeta.model_validate_json(read_regular(session_dir / META_FILE))
     except (OSError, ValidationError):
         return None
 

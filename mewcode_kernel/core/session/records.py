@@ -17,20 +17,22 @@ from typing import Any
 from ..conversation import Conversation
 from ..errors import SessionError
 from ..messages import Message
-from ._files import encode_message, write_all
+from ._files import encode_message, open_regular, read_regular, refuse_symlinks, write_all
 from .load import compaction_window, read_conversation
 
 __all__ = ["JsonLines", "TranscriptFile", "subagent_transcript", "task_table"]
 
 SUBAGENTS_DIR = "subagents"
 TASKS_FILE = "tasks.jsonl"
-_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT
 
 
 def _append(path: Path, line: bytes) -> None:
+    # neither the file nor its folder (``subagents``) through a link
+    refuse_symlinks(path.parent)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, _FLAGS, 0o600)
+        fd = open_regular(path, _FLAGS)
         try:
             write_all(fd, line)
             os.fsync(fd)
@@ -53,6 +55,7 @@ class TranscriptFile:
 
     def read(self) -> list[Message]:
         """The conversation as stored, unanswered tool calls closed."""
+        refuse_symlinks(self.path.parent)
         messages, markers, _, _ = read_conversation(self.path)
         start, end = compaction_window(markers, len(messages))
         conversation = Conversation(messages[start:end])
@@ -73,8 +76,9 @@ class JsonLines:
             _append(self.path, line)
 
     def read(self) -> list[dict[str, Any]]:
+        refuse_symlinks(self.path.parent)
         try:
-            raw = self.path.read_bytes()
+            raw = read_regular(self.path)
         except FileNotFoundError:
             return []
         except OSError as exc:

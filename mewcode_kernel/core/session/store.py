@@ -32,6 +32,7 @@ from ._files import (
     encode_marker,
     encode_message,
     fsync_dir,
+    open_regular,
     safe_sessions_dir,
     sessions_dir,
     write_all,
@@ -43,7 +44,8 @@ from .meta import PROMPT_KEEP_CHARS, SessionMeta, read_meta, write_meta
 
 __all__ = ["SessionStore", "SessionWriter"]
 
-_APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+# read too: the last byte is checked through the same descriptor
+_APPEND_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT
 
 
 class SessionWriter:
@@ -155,15 +157,19 @@ class SessionWriter:
         return f"<SessionWriter {self.id} {state}>"
 
     def _open(self) -> int:
-        path = self.conversation_path
         try:
-            fd = os.open(path, _APPEND_FLAGS, 0o600)
+            # never through a link: the conversation would be appended elsewhere
+            fd = open_regular(self.conversation_path, _APPEND_FLAGS)
+        except OSError as exc:
+            raise SessionError(f"cannot open session {self.id}: {exc.strerror}") from None
+        try:
             size = os.fstat(fd).st_size
-            if size and _last_byte(path, size) != b"\n":
+            if size and os.pread(fd, 1, size - 1) != b"\n":
                 # A crash cut the last line: end it, so the next line stands alone.
                 write_all(fd, b"\n")
                 os.fsync(fd)
         except OSError as exc:
+            os.close(fd)
             raise SessionError(f"cannot open session {self.id}: {exc.strerror}") from None
         return fd
 
@@ -270,9 +276,3 @@ def _encode(message: Message) -> bytes:
         return encode_message(message)
     except ValueError as exc:  # pydantic's serialisation error: meta not JSON-able
         raise SessionError(f"cannot store message: {exc}") from None
-
-
-def _last_byte(path: Path, size: int) -> bytes:
-    with path.open("rb") as f:
-        f.seek(size - 1)
-        return f.read(1)
