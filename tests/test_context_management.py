@@ -9,6 +9,8 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from mewcode_kernel.core.agent import ConversationState
 from mewcode_kernel.core.commands.registry import run_command
 from mewcode_kernel.core.context import ContextManager, ContextState, choose_split, is_summary
@@ -359,3 +361,28 @@ async def test_cost_and_context_show_the_window(tmp_path: Path) -> None:
     context = await run_command(session, "/context")
     assert context.data["anchored"] and context.data["messages"] == 2
     assert context.data["used"] == cost.data["context_tokens"]
+
+
+@pytest.mark.parametrize("linked", ["folder", "file"])
+def test_offload_writes_nothing_through_a_link_a_clone_ships(tmp_path: Path, linked: str) -> None:
+    """A cloned repository can ship ``tool-results`` (or a result file with a
+    predictable name) as a link: the full text must not land where it points."""
+    session_dir = tmp_path / ".mewcode" / "sessions" / "s1"
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    victim = outside / "toolu_9.txt"
+    victim.write_text("keep me")
+    results = session_dir / "tool-results"
+    if linked == "folder":
+        session_dir.mkdir(parents=True)
+        results.symlink_to(outside)
+    else:
+        results.mkdir(parents=True)
+        (results / "toolu_9.txt").symlink_to(victim)
+    result = ToolResultBlock(tool_use_id="toolu_9", content=big_output(9, 50_000))
+    kept = shape_result(
+        result, None, state=ContextState(), threshold=20_000, root=tmp_path, session_dir=session_dir
+    )
+    assert victim.read_text() == "keep me"
+    assert sorted(p.name for p in outside.iterdir()) == ["toolu_9.txt"]
+    assert "could not be saved" in kept.content and "omitted" in kept.content

@@ -15,10 +15,10 @@ that was sent never changes form, so the cached prefix stays valid.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
+from ..fs.safe_write import UnsafeWriteError, atomic_write_within
 from ..messages import ToolResultBlock, ToolUseBlock
 from .state import ContextState, Offloaded
 
@@ -83,11 +83,11 @@ def _display(path: Path, root: Path) -> str:
         return str(path)
 
 
-def _write(path: Path, content: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(content, encoding="utf-8")
-    os.replace(tmp, path)
+def _write(path: Path, content: str, session_dir: Path) -> None:
+    """Written from the session folder down without following a link: a
+    cloned repository can ship ``tool-results`` (or a result file) as one."""
+    session_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_within(path, content, [session_dir])
 
 
 def shape_result(
@@ -127,16 +127,16 @@ def shape_result(
     else:
         path = offload_path(session_dir, key)
         try:
-            if not path.exists():
-                _write(path, content)
+            _write(path, content, session_dir)
             saved = path
             note = (
                 f"This output is too large for the conversation; the full text is saved in "
                 f"{_display(path, root)}. Read it with read_file (offset/limit for parts) or "
                 "search it with grep."
             )
-        except OSError as exc:
-            note = f"This output is too large for the conversation and could not be saved ({exc.strerror})."
+        except (OSError, UnsafeWriteError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else str(exc)
+            note = f"This output is too large for the conversation and could not be saved ({why})."
     kept = preview(content, note)
     state.decisions[key] = Offloaded(
         call_id=key, path=saved, chars=len(content), kept_chars=len(kept)

@@ -37,6 +37,7 @@ from ..context import DEFAULT_WINDOW, ContextManager
 from ..conversation import Conversation
 from ..errors import ToolError
 from ..events import AgentEvent, Notice, ToolProgress, TurnDone
+from ..fs.safe_write import UnsafeWriteError, atomic_write_within
 from ..messages import Message, TextBlock, ToolUseBlock
 from ..permission.seam import ApprovalAnswer, ApprovalHandler, ApprovalRequest
 from ..prompt.environment import gather_environment, render_environment
@@ -493,10 +494,9 @@ class SubagentRunner:
         if directory is None:
             return None
         path = directory / "tool-results" / f"{task_id}-result.txt"
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        except OSError:
+        try:  # never through a link a cloned session folder ships
+            atomic_write_within(path, text, [directory])
+        except (OSError, UnsafeWriteError):
             return None
         root = self.parent.ctx.root
         return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
