@@ -3,9 +3,12 @@ driven through ``notebook_variables`` and ``inspect_variable`` on a
 namespace that holds it: a DataFrame's secret-named column taken out as a
 Series, a row, an index or a transposed frame; a frame inside a dict; a
 dict's items as pairs, its views, its subclasses; an object's repr or a
-string with an unquoted ``password=...``. And the other way: names and text
-that only resemble secrets (``max_tokens``, ``monkey``, ``task-...``) are
-shown."""
+string with an unquoted ``password=...``; IPython's cell history (``In``,
+``_i1``, ``Out``) read with ``inspect_variable``; a key set in the failing
+cell as ``last_error`` shows it (``os.environ["API_KEY"] = "..."``, ``%env``,
+``r"..."``, an annotation). And the other way: names and text that only
+resemble secrets (``max_tokens``, ``monkey``, ``task-...``, ``join_key``, a
+merge column named ``key``) are shown."""
 
 from __future__ import annotations
 
@@ -19,8 +22,10 @@ from typing import Any, NamedTuple
 import pytest
 
 from magics.kernel_tools.errors import ErrorTracker
+from magics.kernel_tools.mentions import mentioned
 from magics.kernel_tools.namespace import MASKED, mask_keys
 from magics.kernel_tools.tools import KernelTools
+from mewcode_kernel.core.errors import ToolError
 from mewcode_kernel.core.redaction import Redactor, looks_secret, mask_credentials
 from mewcode_kernel.core.tools import RunContext
 
@@ -295,6 +300,17 @@ SECRET_NAMES = [
     "apikey",
     "secret_key_base",
     "api_key2",
+    "db_pass",
+    "DB_PASS",
+    "dbPass",
+    "pw",
+    "db_pw",
+    "cookie",
+    "cookies",
+    "session_cookie",
+    "sessionid",
+    "JSESSIONID",
+    "PHPSESSID",
 ]
 SHOWN_NAMES = [
     "max_tokens",
@@ -320,6 +336,26 @@ SHOWN_NAMES = [
     "oauth_client_id",
     "KeyError",
     "TOKENIZERS_PARALLELISM",
+    "passenger",
+    "bypass",
+    "pass_rate",
+    "first_pass",
+    "pw_dist",
+    "session_id",
+    "sessionId",
+    "cookie_consent",
+    "join_key",
+    "sort_key",
+    "group_key",
+    "partition_key",
+    "row_key",
+    "primary_key",
+    "foreign_key",
+    "cache_key",
+    "dict_key",
+    "merge_key",
+    "index_key",
+    "joinKey",
 ]
 
 
@@ -352,3 +388,167 @@ def test_the_environment_redactor_follows_the_same_names() -> None:
     redacted = Redactor.from_environment(env).redact(" ".join(env.values()))
     assert "pg-secret-value" not in redacted and "hf-secret-value" not in redacted
     assert "false-but-long" in redacted and "/home/ann/project" in redacted
+
+
+# --- 4. IPython's names: the cell history holds what the user typed ------------------
+
+ENV_CELL = f'import os\nos.environ["PINECONE_API_KEY"] = "{PASSWORD}"'
+
+
+def ipython_shell() -> SimpleNamespace:
+    """A shell as IPython leaves it after two cells, the first setting a key."""
+    history = ["", ENV_CELL, "df.head()"]
+    out = {2: PASSWORD}
+    hidden = {"In": history, "_ih": history, "Out": out, "_oh": out, "exit": object()}
+    user_ns = {
+        **hidden,
+        "_i1": ENV_CELL,
+        "_ii": ENV_CELL,
+        "_": PASSWORD,
+        "__": PASSWORD,
+        "_2": PASSWORD,
+        "rows": 3,
+    }
+    return SimpleNamespace(user_ns=user_ns, user_ns_hidden=hidden)
+
+
+@pytest.mark.parametrize(
+    "name", ["In", "_ih", "_i1", "_ii", "Out", "_oh", "_", "__", "_2", "In.copy", "exit"]
+)
+def test_inspect_variable_refuses_ipython_names_and_the_cell_history(name: str) -> None:
+    shell = ipython_shell()
+    tools = {t.name: t for t in KernelTools(shell=shell, errors=ErrorTracker()).tools()}
+    ctx = RunContext(root=Path.cwd())
+    with pytest.raises(ToolError, match="not a notebook variable") as caught:
+        asyncio.run(tools["inspect_variable"].call(ctx, {"name": name}))
+    no_secret(str(caught.value))
+    # the names notebook_variables leaves out, and that an @mention does not attach
+    listing = no_secret(str(asyncio.run(tools["notebook_variables"].call(ctx, {}))))
+    assert "rows: int" in listing
+    assert mentioned(shell, f"why @{name}?") == []
+
+
+def test_a_name_the_user_rebinds_over_ipythons_is_the_users() -> None:
+    shell = ipython_shell()
+    shell.user_ns["In"] = "my own value"  # no longer IPython's object
+    tools = {t.name: t for t in KernelTools(shell=shell, errors=ErrorTracker()).tools()}
+    ctx = RunContext(root=Path.cwd())
+    assert "my own value" in str(asyncio.run(tools["inspect_variable"].call(ctx, {"name": "In"})))
+
+
+# --- 5. a key set in the failing cell, as last_error shows it -----------------------
+
+
+def last_error_report(cell: str) -> str:
+    errors = ErrorTracker()
+    errors.post_run_cell(
+        SimpleNamespace(
+            info=SimpleNamespace(raw_cell=cell + "\nindex = pc.Index('x')"),
+            error_in_exec=NameError("name 'pc' is not defined"),
+            execution_count=2,
+        )
+    )
+    shell = SimpleNamespace(user_ns={}, user_ns_hidden={})
+    tools = {t.name: t for t in KernelTools(shell=shell, errors=errors).tools()}
+    return str(asyncio.run(tools["last_error"].call(RunContext(root=Path.cwd()), {})))
+
+
+TRIPLE = "'" * 3
+
+
+@pytest.mark.parametrize(
+    ("cell", "kept"),
+    [
+        (ENV_CELL, 'os.environ["PINECONE_API_KEY"] = "[masked]"'),
+        (f"os.environ['API_KEY']='{PASSWORD}'", "os.environ['API_KEY']='[masked]'"),
+        (f'config["db"]["password"] = "{PASSWORD}"', 'config["db"]["password"]'),
+        (f'os.environ.setdefault("API_KEY", "{PASSWORD}")', 'setdefault("API_KEY", '),
+        (f'os.putenv("API_KEY", "{PASSWORD}")', 'os.putenv("API_KEY", '),
+        (f"%env API_KEY={PASSWORD}", "%env API_KEY=[masked]"),
+        (f"%env API_KEY {PASSWORD}", "%env API_KEY [masked]"),
+        (f"%set_env API_KEY {PASSWORD}", "%set_env API_KEY [masked]"),
+        (f"!export API_KEY={PASSWORD} && python train.py", "!export API_KEY=[masked] &&"),
+        (f"%%bash\nexport DEBUG=1 API_KEY={PASSWORD}", "export DEBUG=1 API_KEY=[masked]"),
+        (
+            f"get_ipython().run_line_magic('env', 'API_KEY={PASSWORD}')",
+            "run_line_magic('env', 'API_KEY=[masked]')",
+        ),
+        (f'db_pass = "{PASSWORD}"', 'db_pass = "[masked]"'),
+        (f'api_key: str = "{PASSWORD}"', 'api_key: str = "[masked]"'),
+        (f'token: Optional[str] = "{PASSWORD}"', "token: Optional[str] ="),
+        (f'api_key = r"{PASSWORD}"', 'api_key = r"[masked]"'),
+        (f"api_key = b'{PASSWORD}'", "api_key = b'[masked]'"),
+        (f'password = """{PASSWORD}"""', 'password = """[masked]"""'),
+        (f"password = {TRIPLE}\n{PASSWORD}\n{TRIPLE}", f"password = {TRIPLE}[masked]{TRIPLE}"),
+        (f'auth = ("ann", "{PASSWORD}")', "auth = ("),
+        (f'headers = {{"Cookie": "{PASSWORD}"}}', '"Cookie": "[masked]"'),
+        (f'password = "a\\"{PASSWORD}"', 'password = "[masked]"'),
+    ],
+)
+def test_last_error_masks_a_key_set_in_the_cell(cell: str, kept: str) -> None:
+    report = no_secret(last_error_report(cell))
+    assert kept in report, report
+    assert "index = pc.Index('x')" in report
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "token = get_token()\nconnect(token)",
+        'os.environ["API_KEY"] = key',
+        'x = os.getenv("API_KEY")',
+        'df[["api_key", "user"]]',
+        'if token == "abc":\n    pass',
+        "print(token[:4])",
+        'log(f"token={token}", "password=%s" % pw)',
+        'join_key = "customer_id"',
+        "df.export(path)",
+    ],
+)
+def test_code_without_a_literal_secret_is_left_as_written(code: str) -> None:
+    assert mask_keys(code, unquoted=False) == code
+
+
+# --- 6. realistic names: a password in db_pass, a session in cookies ---------------
+
+
+def test_db_pass_and_a_cookies_dict_are_masked() -> None:
+    text = no_secret(
+        model_sees(
+            db_pass=PASSWORD,
+            cookies={"sessionid": PASSWORD, "theme": "dark"},
+            headers={"Cookie": f"sessionid={PASSWORD}", "Accept": "text/html"},
+            jar={"JSESSIONID": PASSWORD},
+        )
+    )
+    assert "'Accept': 'text/html'" in text
+
+
+# --- 7. keys of data: merge keys and a column named key ----------------------------
+
+
+def test_data_keys_and_a_merge_key_column_are_shown() -> None:
+    # pandas' own merge example: a column named key
+    left = pd.DataFrame({"key": ["K0", "K1"], "A": ["A0", "A1"]})
+    text = model_sees(
+        left=left,
+        k=left["key"],
+        by_key=left.set_index("key"),
+        t=left.T,
+        join_key="customer_id",
+        primary_key="order_id",
+        cache_key="user:42",
+    )
+    for shown in ("K0", "K1", "A0", "customer_id", "order_id", "user:42"):
+        assert shown in text, shown
+
+
+def test_a_key_column_of_tokens_and_a_lone_key_variable_stay_masked() -> None:
+    token = "a1B2c3D4e5F6g7H8i9J0k1L2"
+    keys = pd.DataFrame({"service": ["maps"], "key": [token]})
+    text = no_secret(
+        model_sees(keys=keys, k=keys["key"], t=keys.T, key=PASSWORD, d={"key": PASSWORD}),
+        token,
+        PASSWORD,
+    )
+    assert "maps" in text

@@ -26,12 +26,13 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import itertools
 import linecache
 import re
 import reprlib
 import sys
 import types
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from mewcode_kernel.core.redaction import looks_like_key, looks_secret, mask_credentials
@@ -157,46 +158,123 @@ _SHORT = _repr(SHORT_REPR, 8)
 _LONG = _repr(LONG_REPR, 60)
 
 
-# a value under a name, as reprs, logs and settings print it: quoted
-# (``api_key='...'``, ``'token': '...'``) or not (``<Client token=...>``,
-# ``PASSWORD=...``, ``password: ...``: up to a space, a comma or a closing
-# bracket); whether the name looks secret is ``looks_secret``'s to say
-_FIELD = re.compile(
-    r"""(?<![\w.\-])(?P<name>[A-Za-z_][\w.\-]*)(?P<sep>['"]?\s*(?::=?|=(?!=))\s*)"""
-    r"""(?:(?P<q>['"])(?P<quoted>(?:(?!(?P=q))[^\n])+)(?P=q)"""
-    rf"""|(?!{re.escape(MASKED)})(?P<bare>(?:(?i:basic|bearer|digest|token)\s+)?[^\s,)>\]}}'"]+))"""
+# a string literal, as code and reprs write it: a prefix (r, b, f, rb...),
+# one quote or three (three may span lines), backslash escapes
+_PREFIX = r"(?i:rb|br|fr|rf|[rbuf])?"
+_LITERAL = (
+    _PREFIX + r"""(?P<q>(?P<tq>\"\"\"|''')|['"])"""
+    r"""(?P<quoted>(?(tq)[\s\S]*?|(?:\\.|(?!(?P=q))[^\n\\])+))(?P=q)"""
+)
+_ANY_LITERAL = (
+    _PREFIX + r"""(?:\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')"""
+)
+# an annotation before a default: api_key: str = "...", token: Optional[str] = "..."
+_ANNOTATION = r"[A-Za-z_][\w.]*(?:\[[^\n=]*\])?(?:\s*\|\s*[A-Za-z_][\w.]*(?:\[[^\n=]*\])?)*"
+
+
+def _field(code: bool) -> re.Pattern[str]:
+    """A value under a name, as reprs, logs, settings and code write it:
+    quoted (``api_key='...'``, ``'token': '...'``, ``environ["API_KEY"] =
+    "..."``, ``password = r\"\"\"...\"\"\"``, ``setdefault("API_KEY", "...")``:
+    the name quoted after ``(``), each string of a tuple or list
+    (``auth = ("user", "...")``), in code after an annotation
+    (``api_key: str = "..."``); or not quoted (``<Client token=...>``,
+    ``PASSWORD=...``, ``password: ...``: up to a space, a comma or a closing
+    bracket). Whether the name looks secret is ``looks_secret``'s to say."""
+    annotated = rf":\s*{_ANNOTATION}\s*=(?!=)|" if code else ""
+    return re.compile(
+        r"""(?:(?P<call>\(\s*(?P<cq>['"]))|(?<![\w.\-]))(?P<name>[A-Za-z_][\w.\-]*)"""
+        r"""(?P<sep>(?(call)(?P=cq)\s*,\s*|['"]?\]?(?:\[[^\]\n]*\])*\s*"""
+        rf"""(?:{annotated}:=?|=(?!=))\s*))"""
+        rf"""(?:{_LITERAL}"""
+        rf"""|(?P<seq>[(\[]\s*{_ANY_LITERAL}(?:\s*,\s*{_ANY_LITERAL})*\s*,?\s*[)\]])"""
+        rf"""|(?!{re.escape(MASKED)})(?P<bare>(?:(?i:basic|bearer|digest|token)\s+)?[^\s,)>\]}}'"]+))"""
+    )
+
+
+_FIELD = _field(code=False)
+_CODE_FIELD = _field(code=True)
+# each string of a tuple or list after a secret name
+_SEQ_LITERAL = re.compile(
+    rf"""(?P<pre>{_PREFIX}(?P<q>\"\"\"|'''|['"]))(?P<quoted>(?:\\.|(?!(?P=q))[\s\S])*)(?P=q)"""
 )
 # unquoted words after a secret name that are no secret: an annotation
 # (``api_key: str``), a switch, nothing
 _NOT_VALUES = frozenset({"None", "True", "False", "null", "true", "false", "str", "bytes"})
+# a line that sets environment variables, whose values are not quoted even in
+# code: %env NAME=value, %set_env NAME value, export NAME=value (!export, a
+# %%bash cell), and IPython's rewriting of them: run_line_magic('env', ...)
+_ENV_LINE = re.compile(
+    r"""^.*(?:%(?:set_)?env\b|(?<![\w.])export[ \t]|['"](?:set_)?env['"]\s*,).*$""", re.M
+)
+_ENV_SPACED = re.compile(
+    r"""(?:%(?:set_)?env|['"](?:set_)?env['"]\s*,\s*['"])[ \t]*"""
+    r"""(?P<name>[A-Za-z_]\w*)[ \t]+(?P<value>"[^"\n]*"|'[^'\n]*'|[^\s'"]+)"""
+)
+
+
+def _mask_env_line(line: str) -> str:
+    """A line that sets environment variables, each value of a secret name masked."""
+
+    def spaced(m: re.Match[str]) -> str:
+        value = m["value"]
+        if not looks_secret(m["name"]) or value == MASKED:
+            return m[0]
+        quote = value[0] if value[0] in "'\"" else ""
+        return m[0][: m.start("value") - m.start()] + quote + MASKED + quote
+
+    return _mask_fields(_ENV_SPACED.sub(spaced, line), unquoted=True)
 
 
 def _mask_fields(text: str, unquoted: bool) -> str:
     out: list[str] = []
     done = pos = 0
-    while m := _FIELD.search(text, pos):
+    field = _FIELD if unquoted else _CODE_FIELD
+    while m := field.search(text, pos):
         if not looks_secret(m["name"]):
-            # what follows another name may hold a field: "error: password=..."
-            pos = m.end("sep")
+            # what follows another name may hold a field: "error: password=...",
+            # environ["API_KEY"] = "..."
+            pos = m.end("name")
             continue
         pos = m.end()
         if m["q"] is not None:
             out += [text[done : m.start("quoted")], MASKED]
-        elif unquoted and m["bare"] not in _NOT_VALUES:
+            done = m.end("quoted")
+        elif m["seq"] is not None:
+            seq = _SEQ_LITERAL.sub(lambda s: f"{s['pre']}{MASKED}{s['q']}", m["seq"])
+            out += [text[done : m.start("seq")], seq]
+            done = m.end("seq")
+        elif m["call"] is None and _bare_value(m, text, unquoted):
             out += [text[done : m.start("bare")], MASKED]
-        else:
-            continue
-        done = m.end("quoted") if m["q"] is not None else m.end()
+            done = m.end()
     return "".join(out) + text[done:]
+
+
+def _bare_value(m: re.Match[str], text: str, unquoted: bool) -> bool:
+    """Whether an unquoted value after a secret name is one: in text, unless
+    it is a word like ``None``; in code, only inside a string (the name
+    right after the quote that opens it: ``'API_KEY=...'``), unless it is a
+    placeholder (``f"token={token}"``, ``"password=%s"``)."""
+    bare = m["bare"]
+    if bare in _NOT_VALUES:
+        return False
+    if unquoted:
+        return True
+    start = m.start("name")
+    in_string = start > 0 and text[start - 1] in "'\"" and m["sep"][:1] not in ("'", '"')
+    return in_string and not bare.startswith(("{", "%"))
 
 
 def mask_keys(text: str, *, unquoted: bool = True) -> str:
     """``text`` with anything shaped like a credential, or under a name that
     looks secret, replaced by ``[masked]``. ``unquoted=False`` masks only
-    quoted values after a name: for code (``token = get_token()``) and for
-    text laid out here (``api_key: object, 0 missing``)."""
+    literal values after a name, and what a line setting environment
+    variables sets: for code (``token = get_token()``) and for text laid
+    out here (``api_key: object, 0 missing``)."""
     # credentials first: a query string's value ends at "&" or "#", a field's at a space
-    return _mask_fields(mask_credentials(text, MASKED), unquoted)
+    text = mask_credentials(text, MASKED)
+    text = _ENV_LINE.sub(lambda m: _mask_env_line(m[0]), text)
+    return _mask_fields(text, unquoted)
 
 
 def _ours(value: Any) -> bool:
@@ -204,25 +282,40 @@ def _ours(value: Any) -> bool:
     return module.split(".")[0] in _OURS
 
 
+_MISSING = object()
+
+
+def _not_the_users(shell: Any, name: str, value: Any) -> bool:
+    """Whether ``name`` is IPython's or MewCode's, not the user's: a name
+    starting with ``_`` (``_``, ``_i3``, ``_oh``), one IPython put there at
+    start and still bound to the same object (``In``, ``Out``, ``exit``:
+    ``user_ns_hidden``), or an object of MewCode. Cell history among them
+    holds what the user typed: a key set with ``os.environ[...] = "..."``."""
+    hidden: Mapping[str, Any] = getattr(shell, "user_ns_hidden", {}) or {}
+    return name.startswith("_") or hidden.get(name, _MISSING) is value or _ours(value)
+
+
 def user_variables(shell: Any) -> Iterator[tuple[str, Any]]:
     """The user's variables, in the order they were defined."""
-    hidden: Mapping[str, Any] = getattr(shell, "user_ns_hidden", {}) or {}
-    missing = object()
     for name, value in list(shell.user_ns.items()):
-        if name.startswith("_") or hidden.get(name, missing) is value:
-            continue
-        if isinstance(value, types.ModuleType) or _ours(value):
+        if _not_the_users(shell, name, value) or isinstance(value, types.ModuleType):
             continue
         yield name, value
 
 
 def find_variable(shell: Any, name: str) -> Any:
-    """The value of ``name`` (``a`` or ``a.b.c``: attributes, never calls).
-    Raises ``KeyError`` naming what is missing."""
+    """The value of ``name`` (``a`` or ``a.b.c``: attributes, never calls),
+    a variable ``user_variables`` would list or a module. Raises ``KeyError``
+    naming what is missing or refused."""
     head, *attrs = name.strip().split(".")
     if head not in shell.user_ns:
         raise KeyError(f"no variable named {head!r} in the notebook")
     value = shell.user_ns[head]
+    if _not_the_users(shell, head, value):
+        raise KeyError(
+            f"{head!r} is not a notebook variable (names starting with _, IPython's "
+            "In, Out and the like, and MewCode's own objects are left out)"
+        )
     for i, attr in enumerate(attrs):
         if not attr.isidentifier():
             raise KeyError(f"{name!r} is not a name or a dotted attribute path")
@@ -300,7 +393,7 @@ def _secret_value(name: str, value: Any) -> bool:
         return True
     kind = _pandas_kind(value)
     # a column taken out of a frame keeps its name: df["api_key"]; an index its own
-    if kind == "Series" and looks_secret(str(value.name)):
+    if kind == "Series" and _secret_label(value.name, value):
         return True
     if kind == "Index" and _secret_axis(value):
         return True
@@ -337,24 +430,57 @@ def _signature(value: Any) -> str:
     return f"{name}{sig.replace(parameters=params)}"
 
 
+# a value shaped like a token: long, one piece, letters and digits
+_TOKEN = re.compile(r"(?=[^\d]*\d)(?=[^A-Za-z]*[A-Za-z])[A-Za-z0-9_\-+/=.]{20,}")
+_TOKENS_CHECKED = 100_000
+
+
+def _token_like(value: Any) -> bool:
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    return isinstance(value, str) and (
+        looks_like_key(value) or _TOKEN.fullmatch(value.strip()) is not None
+    )
+
+
+def _secret_label(label: Any, values: Iterable[Any]) -> bool:
+    """Whether a column, a row or an index named ``label`` and holding
+    ``values`` holds secrets: its name looks secret, except a lone ``key``,
+    pandas' name for a column to join on (``pd.merge(left, right,
+    on="key")``), whose values are secrets only if one looks like a token."""
+    name = str(label)
+    if not looks_secret(name):
+        return False
+    if name.strip().lower() != "key":
+        return True
+    return any(_token_like(v) for v in itertools.islice(values, _TOKENS_CHECKED))
+
+
 def _secret_columns(df: Any) -> list[Any]:
-    return [c for c in df.columns if looks_secret(str(c))]
+    return [c for i, c in enumerate(df.columns) if _secret_label(c, df.iloc[:, i])]
 
 
-def _secret_labels(index: Any) -> list[bool] | None:
+def _secret_labels(index: Any, values_at: Callable[[int], Iterable[Any]]) -> list[bool] | None:
     """For each label of ``index``, whether it names a secret (the rows of a
-    transposed frame, the labels of a row taken out of a frame); ``None``
-    when none does."""
+    transposed frame, the labels of a row taken out of a frame; the values
+    under the label ``i`` are ``values_at(i)``); ``None`` when none does."""
     if getattr(index.dtype, "kind", "O") in "biufcmM":  # numbers and dates name nothing
         return None
-    found = [looks_secret(str(label)) for label in index]
+    found = [_secret_label(label, values_at(i)) for i, label in enumerate(index)]
     return found if any(found) else None
+
+
+def _row(df: Any) -> Callable[[int], Iterable[Any]]:
+    return lambda i: df.iloc[i]
 
 
 def _secret_axis(index: Any) -> bool:
     """Whether ``index`` is named like a secret: its labels are then the
     secrets (``df.set_index("api_key")``)."""
-    return any(n is not None and looks_secret(str(n)) for n in index.names)
+    return any(
+        n is not None and _secret_label(n, index.get_level_values(i))
+        for i, n in enumerate(index.names)
+    )
 
 
 def _masked_cell(v: Any) -> Any:
@@ -370,7 +496,7 @@ def _without_secrets(df: Any, *, source: Any = None) -> Any:
     df = df.copy()
     for col in _secret_columns(df):
         df[col] = MASKED
-    rows = _secret_labels(df.index)
+    rows = _secret_labels(df.index, _row(df))
     if rows:
         df = df.astype(object)  # a row across columns of any dtype
         df.loc[rows] = MASKED
@@ -429,7 +555,7 @@ def _pandas_repr(value: Any, r: reprlib.Repr) -> str:
         if _is_series(value):
             head = value.iloc[:n].astype(object)  # a copy that can hold [masked]
             head = head.map(_masked_cell)
-            labels = _secret_labels(head.index)
+            labels = _secret_labels(head.index, lambda i: [head.iloc[i]])
             if labels:
                 head.loc[labels] = MASKED
             if _secret_axis(head.index):
@@ -532,7 +658,7 @@ def describe_in_depth(name: str, value: Any) -> str:
         try:
             # include="all" shows each text column's most frequent value: not a secret one's
             shown = value.drop(columns=_secret_columns(value))
-            rows = _secret_labels(shown.index)
+            rows = _secret_labels(shown.index, _row(shown))
             if rows:
                 shown = shown.loc[[not secret for secret in rows]]
             stats = _without_secrets(shown.describe(include="all"), source=value)
