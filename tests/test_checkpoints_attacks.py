@@ -380,3 +380,20 @@ def test_a_session_with_a_linked_file_is_flagged_and_the_others_still_list(
         assert info.first_prompt.startswith(f"[cannot be resumed: {linked.name} is a symbolic link")
         assert info.message_count == 0 and not info.meta_ok
     assert tree(victim) == before
+
+
+async def test_a_bare_resume_passes_over_a_session_with_a_linked_file(
+    tmp_path: Path, home: Path, clone: Path
+) -> None:
+    """The newest session being a shipped one must not stand between the user
+    and their own latest session."""
+    with SessionStore.create(clone, provider=None, model=None) as writer:
+        writer.append(user("my own work"))
+        mine = writer.id
+    victim = tmp_path / "victim"
+    shipped_session(clone, victim, CONVERSATION_FILE)
+    before = tree(victim)
+    result = await run_command(make_session(clone, home), "/resume")
+    assert not result.error, result.markdown
+    assert result.data == mine
+    assert tree(victim) == before

@@ -88,6 +88,7 @@ async def resume_command(session: AgentSession, args: str) -> CommandResult:
             others = [s for s in list_sessions(session.root) if s.id != session.session_id]
         except SessionError as exc:
             return _fail(f"Cannot resume: {exc}")
+        others = [s for s in others if s.problem is None]  # flagged ones cannot be resumed
         if not others:
             return _fail("There is no other stored session to resume in this project.")
         target = others[0].id
