@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from .compact import COMPACT_META, CompactionError, choose_split, is_summary
 from .manager import DEFAULT_WINDOW, ContextManager, ContextPolicy
-from .offload import DEFAULT_OFFLOAD_CHARS, TOOL_RESULTS_DIR, offload_path
+from .offload import DEFAULT_OFFLOAD_CHARS, TOOL_RESULTS_DIR, offload_path, save_full_text
 from .state import BREAKER_LIMIT, CompactionRecord, ContextState, Offloaded
 from .tokens import estimate_messages, estimate_request, estimate_text
 
@@ -37,4 +37,5 @@ __all__ = [
     "estimate_text",
     "is_summary",
     "offload_path",
+    "save_full_text",
 ]

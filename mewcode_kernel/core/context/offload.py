@@ -29,6 +29,7 @@ __all__ = [
     "TOOL_RESULTS_DIR",
     "offload_path",
     "preview",
+    "save_full_text",
     "shape_result",
 ]
 
@@ -83,11 +84,15 @@ def _display(path: Path, root: Path) -> str:
         return str(path)
 
 
-def _write(path: Path, content: str, session_dir: Path) -> None:
-    """Written from the session folder down without following a link: a
-    cloned repository can ship ``tool-results`` (or a result file) as one."""
+def save_full_text(session_dir: Path, name: str, content: str) -> Path:
+    """Keep ``content`` as ``offload_path(session_dir, name)``, written from the
+    session folder down without following a link (a cloned repository can ship
+    ``tool-results``, or a result file, as one). ``OSError`` or
+    ``UnsafeWriteError`` when it cannot be kept."""
+    path = offload_path(session_dir, name)
     session_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_within(path, content, [session_dir])
+    return path
 
 
 def shape_result(
@@ -125,13 +130,11 @@ def shape_result(
         state.decisions[key] = None
         return result
     else:
-        path = offload_path(session_dir, key)
         try:
-            _write(path, content, session_dir)
-            saved = path
+            saved = save_full_text(session_dir, key, content)
             note = (
                 f"This output is too large for the conversation; the full text is saved in "
-                f"{_display(path, root)}. Read it with read_file (offset/limit for parts) or "
+                f"{_display(saved, root)}. Read it with read_file (offset/limit for parts) or "
                 "search it with grep."
             )
         except (OSError, UnsafeWriteError) as exc:

@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import SubagentSettings
-from ..context import DEFAULT_WINDOW, ContextManager
+from ..context import DEFAULT_WINDOW, ContextManager, save_full_text
 from ..conversation import Conversation
 from ..errors import ToolError
 from ..events import AgentEvent, Notice, ToolProgress, TurnDone
-from ..fs.safe_write import UnsafeWriteError, atomic_write_within
+from ..fs.safe_write import UnsafeWriteError
 from ..messages import Message, TextBlock, ToolUseBlock
 from ..permission.seam import ApprovalAnswer, ApprovalHandler, ApprovalRequest
 from ..prompt.environment import gather_environment, render_environment
@@ -493,9 +493,8 @@ class SubagentRunner:
         directory = self._session_dir()
         if directory is None:
             return None
-        path = directory / "tool-results" / f"{task_id}-result.txt"
-        try:  # never through a link a cloned session folder ships
-            atomic_write_within(path, text, [directory])
+        try:
+            path = save_full_text(directory, f"{task_id}-result", text)
         except (OSError, UnsafeWriteError):
             return None
         root = self.parent.ctx.root
