@@ -20,6 +20,7 @@ import secrets
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ __all__ = [
     "decode_line",
     "encode_marker",
     "encode_message",
+    "modified_at",
     "open_regular",
     "read_regular",
     "refuse_symlinks",
@@ -68,6 +70,15 @@ class SessionMarker:
 def sessions_dir(root: Path) -> Path:
     """Where the sessions of project ``root`` live."""
     return root / SESSIONS_DIR
+
+
+def modified_at(path: Path) -> datetime | None:
+    """When ``path`` itself (a link, not its target) last changed; ``None``
+    if it is missing or unreadable."""
+    try:
+        return datetime.fromtimestamp(os.lstat(path).st_mtime, UTC)
+    except OSError:
+        return None
 
 
 def refuse_symlinks(*paths: Path) -> None:

@@ -9,7 +9,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import SessionError
-from ._files import COMPACT_MARKER, CONVERSATION_FILE, META_FILE, open_regular, safe_sessions_dir
+from ._files import (
+    COMPACT_MARKER,
+    CONVERSATION_FILE,
+    META_FILE,
+    modified_at,
+    open_regular,
+    safe_sessions_dir,
+)
 from .load import first_prompt_in
 from .meta import SessionMeta, read_meta
 
@@ -62,7 +69,7 @@ def _info(path: Path, prompt_chars: int) -> SessionInfo | None:
     try:
         return _read_info(path, prompt_chars)
     except SessionError as exc:  # a linked or special file: flag this one, list the others
-        updated = _mtime(path) or datetime.fromtimestamp(0, UTC)
+        updated = modified_at(path) or datetime.fromtimestamp(0, UTC)
         return SessionInfo(
             id=path.name,
             path=path,
@@ -79,7 +86,7 @@ def _info(path: Path, prompt_chars: int) -> SessionInfo | None:
 
 def _read_info(path: Path, prompt_chars: int) -> SessionInfo | None:
     conversation = path / CONVERSATION_FILE
-    times = [_mtime(conversation), _mtime(path / META_FILE)]
+    times = [modified_at(conversation), modified_at(path / META_FILE)]
     if times == [None, None]:
         return None  # not a session directory
     meta = read_meta(path)
@@ -118,13 +125,6 @@ def count_messages(path: Path) -> int:
     except OSError:
         return 0
     return count
-
-
-def _mtime(path: Path) -> datetime | None:
-    try:
-        return datetime.fromtimestamp(os.lstat(path).st_mtime, UTC)
-    except OSError:
-        return None
 
 
 def _one_line(text: str, limit: int) -> str:

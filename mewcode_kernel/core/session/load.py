@@ -8,7 +8,7 @@ import gc
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from ..conversation import Conversation, repair_tool_pairs
@@ -20,6 +20,7 @@ from ._files import (
     CONVERSATION_FILE,
     SessionMarker,
     decode_line,
+    modified_at,
     open_regular,
     read_regular,
     safe_sessions_dir,
@@ -83,7 +84,7 @@ def load_session(root: Path, session_id: str) -> LoadedSession:
     sid = resolve_session_id(root, session_id)
     directory = sessions_dir(root) / sid
     path = directory / CONVERSATION_FILE
-    last_activity = _mtime(path)
+    last_activity = modified_at(path)
     messages, markers, skipped, truncated = read_conversation(path)
     start, end = compaction_window(markers, len(messages))
     broken = end < len(messages)
@@ -126,13 +127,6 @@ def compaction_window(markers: Sequence[SessionMarker], count: int) -> tuple[int
             return marker.position, end
         end = marker.position  # incomplete: drop it and everything after
     return 0, end
-
-
-def _mtime(path: Path) -> datetime | None:
-    try:
-        return datetime.fromtimestamp(os.lstat(path).st_mtime, UTC)
-    except OSError:
-        return None
 
 
 def read_conversation(path: Path) -> tuple[list[Message], list[SessionMarker], int, bool]:
