@@ -32,6 +32,8 @@ LAYERS: tuple[frozenset[str], ...] = (
             "lifecycle",
             "redaction",
             "frontmatter",
+            "userdirs",
+            "project_paths",
         }
     ),
     frozenset({"config", "fs", "prompt", "conversation", "sandbox", "trust"}),

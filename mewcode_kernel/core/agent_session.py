@@ -63,6 +63,7 @@ from .tasks import TaskManager
 from .tools import RunContext, ToolRegistry, Toolset, builtin_tools
 from .trust import TRUST_ENV, ProjectTrust, assess_project
 from .usage import Usage
+from .userdirs import display_path, mewcode_home, user_home
 
 __all__ = ["AgentSession", "open_session"]
 
@@ -680,7 +681,7 @@ def open_session(
         # personal setup: the user's own skills, agents, hooks, instructions,
         # memory and MCP servers would change every request and break it.
         personal = replay_home()
-        left_out = _personal_setup(home if home is not None else Path.home(), config)
+        left_out = _personal_setup(home, config)
         config = _without_user_servers(config)
     servers = mcp or _mcp_servers(root_path, config, env, project_trusted)
     session = AgentSession(
@@ -732,20 +733,27 @@ REPLAY_LEAVES_OUT = (
     "The offline replay leaves out your own {what}: the recording was made without them. "
     "With a model configured, they are used."
 )
+# (in the user's MewCode folder, or else in the home folder)
 _PERSONAL = (
-    ".mewcode/skills",
-    ".claude/skills",
-    ".mewcode/agents",
-    ".claude/agents",
-    ".mewcode/hooks.yaml",
-    ".mewcode/MEWCODE.md",
-    ".mewcode/MEMORY.md",
+    ("skills", None),
+    (None, ".claude/skills"),
+    ("agents", None),
+    (None, ".claude/agents"),
+    ("hooks.yaml", None),
+    ("MEWCODE.md", None),
+    ("MEMORY.md", None),
 )
 
 
-def _personal_setup(home: Path, config: ResolvedConfig) -> list[str]:
+def _personal_setup(home: Path | None, config: ResolvedConfig) -> list[str]:
     """What of the user's own setup an offline replay leaves out, as ``~/...``."""
-    found = [f"~/{name}" for name in _PERSONAL if (home / name).exists()]
+    state, base = mewcode_home(home), user_home(home)
+    candidates = [
+        state / mine if mine is not None and state is not None else base / theirs
+        for mine, theirs in _PERSONAL
+        if (mine is not None and state is not None) or (theirs is not None and base is not None)
+    ]
+    found = [display_path(p, home) for p in candidates if p.exists()]
     servers = sorted(n for n, s in config.mcp_servers.items() if s.scope == "user" or s.shadows)
     if servers:
         found.append("MCP servers (" + ", ".join(servers) + ")")

@@ -21,6 +21,8 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from ..userdirs import mewcode_home
+
 __all__ = ["KEY_FILE", "MAC_FIELD", "sign", "user_key", "verify"]
 
 KEY_FILE = Path(".mewcode") / "checkpoint.key"
@@ -66,7 +68,10 @@ def _read_key(path: Path) -> bytes | None:
 def user_key(home: Path | None = None) -> bytes:
     """The user's checkpoint key, created (atomically: two kernels starting
     at once agree on one) when there is none."""
-    path = (home if home is not None else Path.home()) / KEY_FILE
+    state = mewcode_home(home)
+    if state is None:
+        return _EPHEMERAL
+    path = state / KEY_FILE.name
     key = _read_key(path)
     if key is not None:
         return key

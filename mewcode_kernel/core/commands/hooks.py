@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..userdirs import display_path
 from .builtin import _cell as table_cell
 from .registry import CommandResult, command
 
@@ -81,10 +82,7 @@ def _where(path: Path, root: Path) -> str:
         return str(path.relative_to(root))
     except ValueError:
         pass
-    try:
-        return "~/" + str(path.relative_to(Path.home()))
-    except (ValueError, RuntimeError):
-        return str(path)
+    return display_path(path)
 
 
 def _cell(text: object) -> str:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..mcp import TRUST_ENV, ServerStatus
+from ..userdirs import display_path
 from .registry import CommandResult, command
 
 if TYPE_CHECKING:
@@ -110,8 +111,8 @@ def _where(s: ServerStatus, root: Path) -> str:
         return "—"
     path = Path(s.source)
     shown = _relative(path, root)
-    if shown == str(path) and path.is_relative_to(Path.home()):
-        shown = "~/" + str(path.relative_to(Path.home()))
+    if shown == str(path):
+        shown = display_path(path)
     return f"{shown}:{s.line}" if s.line else shown
 
 

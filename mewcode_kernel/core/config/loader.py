@@ -43,6 +43,7 @@ from pydantic import SecretStr
 
 from ..errors import ConfigError
 from ..trust import ProjectTrust
+from ..userdirs import mewcode_home
 from ._expand import expand_vars
 from ._layer import Layer, load_layer
 from ._mcp_json import MCP_JSON, McpJson, load_mcp_json
@@ -63,6 +64,8 @@ __all__ = ["MCP_JSON", "PROJECT_CONFIG", "USER_CONFIG", "load_config"]
 
 PROJECT_CONFIG = ".mewcode.yaml"
 USER_CONFIG = Path(".mewcode") / "config.yaml"
+#: the user's config file inside their MewCode folder (``MEWCODE_HOME``)
+USER_CONFIG_NAME = "config.yaml"
 
 _EXPANDED = ("api_key", "base_url")
 
@@ -83,12 +86,8 @@ def load_config(
     project's file from loosening anything; ``open_session`` passes it.
     """
     env = os.environ if env is None else env
-    if home is None:
-        try:
-            home = Path.home()
-        except RuntimeError:
-            home = None
-    user_path = home / USER_CONFIG if home is not None else None
+    state = mewcode_home(home)
+    user_path = state / USER_CONFIG_NAME if state is not None else None
     paths = ([user_path] if user_path is not None else []) + [root / PROJECT_CONFIG]
     layers: list[Layer] = []
     warnings: list[ConfigError] = []

@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from ..trust import TRUST_ENV, assess_project, hook_items
+from ..userdirs import mewcode_home
 from .claude import claude_rules
 from .rules import FILE, HookRule, RuleError, RuleProblem, Scope, compile_rule, rule_label
 
@@ -112,7 +113,6 @@ def load_hooks(root: Path, *, home: Path | None = None) -> HookSet:
     root = Path(os.path.realpath(root))
     trust = assess_project(root, home=home)
     trusted_keys = {i.key for i in trust.items if i.kind == "hooks"}
-    home_dir = home if home is not None else _home()
 
     def project(rel: str) -> tuple[bool, Any]:
         path = root / rel
@@ -141,8 +141,9 @@ def load_hooks(root: Path, *, home: Path | None = None) -> HookSet:
     ok, data = project(MEWCODE_FILE)
     if ok:
         _mewcode_rules(data, MEWCODE_FILE, root / MEWCODE_FILE, "project", out)
-    if home_dir is not None:
-        user = home_dir / ".mewcode" / "hooks.yaml"
+    state = mewcode_home(home)
+    if state is not None:
+        user = state / "hooks.yaml"
         if user.is_file():
             ok, data = _read(user, "~/.mewcode/hooks.yaml", out)
             if ok:
@@ -157,10 +158,3 @@ def load_hooks(root: Path, *, home: Path | None = None) -> HookSet:
         for rule in rules:
             _add(rule, rel, out)
     return out
-
-
-def _home() -> Path | None:
-    try:
-        return Path.home()
-    except RuntimeError:
-        return None

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..userdirs import mewcode_home
+
 __all__ = [
     "INSTRUCTION_FILES",
     "MAX_IMPORT_DEPTH",
@@ -189,9 +191,11 @@ def load_instructions(
     root: Path, *, home: Path | None = None, max_chars: int = MAX_INSTRUCTION_CHARS
 ) -> Instructions:
     """Find and read the instruction files of ``root`` (and ``home``'s)."""
+    state = mewcode_home(home)
     home = home if home is not None else Path.home()
     loader = _Loader(root=root, home=home, cap=max_chars)
-    loader.add(home / USER_INSTRUCTIONS)
+    if state is not None:
+        loader.add(state / USER_INSTRUCTIONS.name)
     for d in _project_dirs(root):
         for name in INSTRUCTION_FILES:
             loader.add(d / name)

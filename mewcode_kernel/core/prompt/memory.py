@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from ..userdirs import mewcode_home
+
 __all__ = [
     "MAX_MEMORY_CHARS",
     "MEMORY_FILE",
@@ -70,9 +72,10 @@ class MemoryStore:
     def __init__(self, root: Path, *, home: Path | None = None) -> None:
         self.root = root
         self.home = home if home is not None else Path.home()
+        self.state = mewcode_home(home) or self.home / ".mewcode"
 
     def path(self, scope: Scope) -> Path:
-        return (self.root if scope == "project" else self.home) / MEMORY_FILE
+        return self.root / MEMORY_FILE if scope == "project" else self.state / MEMORY_FILE.name
 
     def _read(self, scope: Scope) -> str:
         try:

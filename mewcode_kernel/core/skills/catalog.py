@@ -24,6 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import SkillError
+from ..project_paths import PROJECT_SKILL_PARENTS
+from ..userdirs import display_path, mewcode_home
 from .parse import parse_skill
 from .skill import InstallRecord, Skill, Source
 
@@ -52,15 +54,17 @@ class SkillFolder:
     label: str
 
 
-def skill_folders(root: Path, home: Path) -> list[SkillFolder]:
-    """The folders skills are read from, highest precedence first."""
+def skill_folders(root: Path, home: Path, state: Path | None = None) -> list[SkillFolder]:
+    """The folders skills are read from, highest precedence first (``state``:
+    the user's MewCode folder, default ``home/.mewcode``)."""
     project = [
         SkillFolder(path=root / d / "skills", source="project", label=f"{d}/skills")
-        for d in (".mewcode", ".claude", ".agents")
+        for d in PROJECT_SKILL_PARENTS
     ]
+    mine = state if state is not None else home / ".mewcode"
     user = [
-        SkillFolder(path=home / d / "skills", source="user", label=f"~/{d}/skills")
-        for d in (".mewcode", ".claude")
+        SkillFolder(path=mine / "skills", source="user", label=display_path(mine / "skills", home)),
+        SkillFolder(path=home / ".claude" / "skills", source="user", label="~/.claude/skills"),
     ]
     return [*project, *user]
 
@@ -153,7 +157,9 @@ class SkillCatalog:
     def __init__(self, root: Path, *, home: Path | None = None) -> None:
         self.root = root
         self.home = home if home is not None else Path.home()
-        self.folders = skill_folders(root, self.home)
+        #: the user's MewCode folder (``MEWCODE_HOME``), where user skills are installed
+        self.state = mewcode_home(home) or self.home / ".mewcode"
+        self.folders = skill_folders(root, self.home, self.state)
         self.version = 0
         self._lock = threading.Lock()
         self._snapshot = _scan(self.folders)

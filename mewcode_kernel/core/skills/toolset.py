@@ -162,7 +162,7 @@ class SkillsToolset:
         """Where ``install_skill`` puts a skill: ``~/.mewcode/skills`` or the
         project's ``.mewcode/skills`` (refused if that leads out of the project)."""
         if scope == "user":
-            return self.catalog.home / ".mewcode" / "skills"
+            return self.catalog.state / "skills"
         root = self.catalog.root
         target = root / ".mewcode" / "skills"
         real_root = os.path.realpath(root)

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from ..project_paths import PROJECT_AGENT_DIRS
+from ..userdirs import mewcode_home
 from .definition import AgentDefinition, DefinitionError, DefinitionSource, parse_definition
 
 __all__ = ["AgentCatalog", "CatalogProblem", "load_catalog"]
 
-USER_DIRS = (Path(".mewcode/agents"), Path(".claude/agents"))
-PROJECT_DIRS = (Path(".mewcode/agents"), Path(".claude/agents"))
+PROJECT_DIRS = tuple(Path(d) for d in PROJECT_AGENT_DIRS)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -95,10 +96,13 @@ def _load_dir(
 
 def load_catalog(root: Path, *, home: Path | None = None) -> AgentCatalog:
     """The definitions for project ``root`` (``home``: the user's home)."""
+    state = mewcode_home(home)
     home = home if home is not None else Path.home()
     problems: list[CatalogProblem] = []
     layers: list[list[AgentDefinition]] = [_builtins()]
-    layers += [_load_dir(home / d, "user", problems) for d in USER_DIRS]
+    user_dirs = [state / "agents"] if state is not None else []
+    user_dirs.append(home / ".claude" / "agents")
+    layers += [_load_dir(d, "user", problems) for d in user_dirs]
     layers += [_load_dir(root / d, "project", problems) for d in PROJECT_DIRS]
     definitions: dict[str, AgentDefinition] = {}
     overridden: list[AgentDefinition] = []

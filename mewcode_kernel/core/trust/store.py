@@ -11,16 +11,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..userdirs import mewcode_home
+
 __all__ = ["TRUST_FILE", "TrustStore"]
 
 TRUST_FILE = Path(".mewcode") / "trusted-projects.json"
 
 
 class TrustStore:
-    """The approvals under ``home`` (the user's home directory)."""
+    """The approvals in the user's MewCode folder (``MEWCODE_HOME``; with
+    ``home`` given, ``home/.mewcode``)."""
 
-    def __init__(self, home: Path) -> None:
-        self.path = home / TRUST_FILE
+    def __init__(self, home: Path | None = None) -> None:
+        state = mewcode_home(home)
+        if state is None:
+            raise RuntimeError("no home directory to keep project approvals in")
+        self.path = state / TRUST_FILE.name
 
     def digest_for(self, root: Path) -> str | None:
         entry = self._read().get(str(root))

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import yaml
 
+from ..userdirs import mewcode_home
 from .items import TrustItem, TrustKind, project_items
 from .store import TrustStore
 
@@ -89,10 +90,11 @@ def _digest(items: list[TrustItem]) -> str:
 
 
 def _user_network(home: Path | None) -> str | None:
-    if home is None:
+    state = mewcode_home(home)
+    if state is None:
         return None
     try:
-        data = yaml.safe_load((home / ".mewcode" / "config.yaml").read_text(encoding="utf-8"))
+        data = yaml.safe_load((state / "config.yaml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return None
     sandbox = data.get("sandbox") if isinstance(data, dict) else None
@@ -100,13 +102,16 @@ def _user_network(home: Path | None) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _home(home: Path | None) -> Path | None:
-    if home is not None:
-        return home
-    try:
-        return Path.home()
-    except RuntimeError:
+class _NoStore:
+    def digest_for(self, root: Path) -> str | None:
         return None
+
+
+def _store(home: Path | None) -> TrustStore | _NoStore:
+    try:
+        return TrustStore(home)
+    except RuntimeError:
+        return _NoStore()
 
 
 def assess_project(
@@ -114,7 +119,6 @@ def assess_project(
 ) -> ProjectTrust:
     """Read the project's loosening settings and decide whether they may be used."""
     env = os.environ if env is None else env
-    home = _home(home)
     root = Path(os.path.realpath(root))
     items = project_items(root, user_network=_user_network(home))
     digest = _digest(items)
@@ -124,7 +128,7 @@ def assess_project(
     elif env.get(TRUST_ENV, "").strip() == "1":
         state = "environment"
     else:
-        stored = TrustStore(home).digest_for(root) if home is not None else None
+        stored = _store(home).digest_for(root)
         state = "approved" if stored == digest else ("changed" if stored else "not approved")
     return ProjectTrust(root=root, items=tuple(items), digest=digest, state=state)
 
@@ -132,11 +136,8 @@ def assess_project(
 def approve_project(trust: ProjectTrust, *, home: Path | None = None) -> ProjectTrust:
     """Remember the user's approval of exactly ``trust``'s settings; returns the
     trust as it now stands."""
-    where = _home(home)
-    if where is None:
-        raise RuntimeError("no home directory to remember the approval in")
     if trust.items:
-        TrustStore(where).approve(
+        TrustStore(home).approve(
             trust.root, trust.digest, [f"{i.file}: {i.detail}" for i in trust.items]
         )
     state: TrustState = "approved" if trust.items else "nothing to trust"
