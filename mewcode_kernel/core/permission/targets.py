@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..fs import ResolvedPath, Workspace
+from ..project_paths import PROTECTED_PATHS
 from ..tools.base import RuleFamily
 from .matcher import Matcher, MatcherError, Not
 from .request import PermissionRequest
@@ -23,8 +24,17 @@ __all__ = [
     "targets_of",
 ]
 
+# anything inside these folders, and these names themselves, wherever they are
 _PROTECTED_DIRS = frozenset({".git", ".mewcode", ".claude"})
 _PROTECTED_FILES = frozenset({".mewcode.yaml", ".mcp.json", ".envrc"})
+# what the loaders read (project_paths), matched at any depth: the path itself,
+# inside it, or a folder on the way to it (writing ``.agents`` plants ``.agents/skills``)
+_PROTECTED_ENTRIES: tuple[tuple[str, ...], ...] = tuple(
+    tuple(p.split("/")) for p in PROTECTED_PATHS
+)
+_FOLDED_ENTRIES: tuple[tuple[str, ...], ...] = tuple(
+    tuple(n.casefold() for n in e) for e in _PROTECTED_ENTRIES
+)
 _CLIMBS = re.compile(r"(?:^|[/{,])\.\.(?:$|[/},])")
 
 
@@ -127,12 +137,19 @@ def is_protected(resolved: ResolvedPath, *, ignore_case: bool = False) -> bool:
     if resolved.rel is None:
         return False
     names = resolved.rel.split("/")
+    entries = _PROTECTED_ENTRIES
     if ignore_case:
         names = [n.casefold() for n in names]
-    return (
-        bool(_PROTECTED_DIRS.intersection(names[:-1]))
-        or names[-1] in _PROTECTED_FILES | _PROTECTED_DIRS
-    )
+        entries = _FOLDED_ENTRIES
+    if _PROTECTED_DIRS.intersection(names[:-1]) or names[-1] in _PROTECTED_FILES | _PROTECTED_DIRS:
+        return True
+    for start in range(len(names)):
+        tail = names[start:]
+        for entry in entries:
+            n = min(len(tail), len(entry))
+            if tail[:n] == list(entry[:n]):
+                return True
+    return False
 
 
 def search_covers_rule(t: Target, rule: Rule, workspace: Workspace) -> bool:
