@@ -86,8 +86,10 @@ class SandboxSection(_Section):
     enabled: bool | None = None
     network: Literal["on", "off"] | None = None
     allow_write: list[str] = Field(default_factory=list)
+    #: unix sockets kept reachable with ``network: off`` (the user's file only)
+    allow_unix_sockets: list[str] = Field(default_factory=list)
 
-    @field_validator("allow_write", mode="before")
+    @field_validator("allow_write", "allow_unix_sockets", mode="before")
     @classmethod
     def _one_path_is_a_list(cls, value: Any) -> Any:
         if value is None:

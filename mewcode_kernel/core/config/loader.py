@@ -19,7 +19,8 @@ Layering rules (user first, then project on top):
 * ``permissions``: both files' rules are kept, user rules first; each rule
   remembers its file and line.
 
-* ``sandbox``: the project wins per key; ``allow_write`` lists are joined.
+* ``sandbox``: the project wins per key; ``allow_write`` lists are joined;
+  ``allow_unix_sockets`` is read from the user file only.
 
 ``${VAR}`` / ``${VAR:-default}`` are expanded in provider ``api_key`` and
 ``base_url`` only, from the ``env`` mapping given. With no configured provider
@@ -143,7 +144,7 @@ def load_config(
         mcp_env_allowlist=_allowlist(layers, user_path, warnings),
         tasks=TaskSettings(**_merged(layers, "tasks")),
         subagents=SubagentSettings(**_merged(layers, "subagents")),
-        sandbox=_merge_sandbox(layers, root, project, untrusted),
+        sandbox=_merge_sandbox(layers, root, project, untrusted, user_path, warnings),
         warnings=warnings,
         unreadable_rule_files=tuple(unreadable),
     )
@@ -287,14 +288,36 @@ def _may_hold_deny_rules(path: Path) -> bool:
 
 
 def _merge_sandbox(
-    layers: list[Layer], root: Path, project: Path, untrusted: ProjectTrust | None
+    layers: list[Layer],
+    root: Path,
+    project: Path,
+    untrusted: ProjectTrust | None,
+    user_path: Path | None,
+    warnings: list[ConfigError],
 ) -> SandboxSettings:
     enabled, network = True, "on"
     writable: list[Path] = []
+    sockets: list[Path] = []
     ignored: list[str] = []
     for layer in layers:
         section = layer.file.sandbox
         fields = section.model_fields_set
+        if "allow_unix_sockets" in fields and section.allow_unix_sockets:
+            if layer.path != user_path:
+                warnings.append(
+                    ConfigError(
+                        "sandbox.allow_unix_sockets is read from ~/.mewcode/config.yaml only "
+                        "(a project cannot open your sockets to commands); it is ignored",
+                        path=str(layer.path),
+                        line=layer.line_of(("sandbox", "allow_unix_sockets")),
+                        field="sandbox.allow_unix_sockets",
+                    )
+                )
+            else:
+                home = layer.path.parent.parent
+                for entry in section.allow_unix_sockets:
+                    path = Path(os.path.expanduser(entry))
+                    sockets.append(Path(os.path.abspath(home / path)))
         held = untrusted if layer.path == project else None
         if "enabled" in fields and section.enabled is not None:
             if held and not section.enabled and not held.may_use("sandbox", "enabled"):
@@ -317,6 +340,7 @@ def _merge_sandbox(
         enabled=enabled,
         network=network,  # type: ignore[arg-type]
         allow_write=tuple(dict.fromkeys(writable)),
+        allow_unix_sockets=tuple(dict.fromkeys(sockets)),
         ignored=tuple(ignored),
     )
 

@@ -126,13 +126,15 @@ class SubagentSettings:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SandboxSettings:
     """``sandbox`` after layering: whether commands run under bubblewrap, the
-    network inside it (``on``/``off``) and the extra writable directories
-    (absolute). ``ignored`` lists what the project asked for but may not
-    loosen until it is trusted."""
+    network inside it (``on``/``off``), the extra writable directories and
+    the unix sockets kept reachable with the network off (absolute; the
+    user's config only). ``ignored`` lists what the project asked for but
+    may not loosen until it is trusted."""
 
     enabled: bool = True
     network: Literal["on", "off"] = "on"
     allow_write: tuple[Path, ...] = ()
+    allow_unix_sockets: tuple[Path, ...] = ()
     ignored: tuple[str, ...] = ()
 
 
