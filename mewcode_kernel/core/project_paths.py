@@ -13,7 +13,6 @@ __all__ = [
     "PROJECT_AGENT_DIRS",
     "PROJECT_SETTINGS_FILES",
     "PROJECT_SKILL_PARENTS",
-    "PROTECTED_FOLDERS",
     "PROTECTED_PATHS",
     "RUN_LATER_PATHS",
 ]
@@ -48,14 +47,3 @@ PROTECTED_PATHS: tuple[str, ...] = tuple(
 )
 """Paths below the root a sandboxed process may read but never create or
 change, and tools write only after asking."""
-
-#: the entries of ``PROTECTED_PATHS`` that are folders (the others are files):
-#: what the sandbox puts in place of one that does not exist yet
-PROTECTED_FOLDERS: frozenset[str] = frozenset(
-    {
-        ".git/hooks",
-        ".claude",
-        *(f"{d}/skills" for d in PROJECT_SKILL_PARENTS),
-        *PROJECT_AGENT_DIRS,
-    }
-)

@@ -46,7 +46,7 @@ class Layer:
 def load_layer(path: Path) -> tuple[Layer | None, list[ConfigError]]:
     """Load ``path``. Returns ``(None, [])`` when it does not exist, ``(None,
     problems)`` when it cannot be used at all, else the layer and its warnings."""
-    if not path.exists():
+    if not path.exists() or _empty_folder(path):
         return None, []
     try:
         doc = read_yaml(path)
@@ -236,3 +236,12 @@ def _ignored(exc: ConfigError) -> ConfigError:
     return ConfigError(
         f"{exc.message}; this file was ignored", path=exc.path, line=exc.line, field=exc.field
     )
+
+
+def _empty_folder(path: Path) -> bool:
+    """An empty folder where the file belongs: the OS sandbox's stand-in
+    while a sandboxed process runs (it keeps the file from being created)."""
+    try:
+        return path.is_dir() and not any(path.iterdir())
+    except OSError:
+        return False

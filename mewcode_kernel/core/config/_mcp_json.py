@@ -40,7 +40,7 @@ class McpJson:
 def load_mcp_json(path: Path) -> tuple[McpJson | None, list[ConfigError]]:
     """Load ``path``: ``(None, [])`` when it does not exist, ``(None, problems)``
     when it cannot be used at all, else its servers and the problems met."""
-    if not path.exists():
+    if not path.exists() or _empty_folder(path):
         return None, []
     try:
         text = path.read_text(encoding="utf-8")
@@ -149,3 +149,12 @@ def _line(doc: YamlDoc | None, loc: tuple[str, ...]) -> int | None:
 
 def _ignored(path: Path, message: str, *, line: int | None = None) -> ConfigError:
     return ConfigError(f"{message}; this file was ignored", path=str(path), line=line)
+
+
+def _empty_folder(path: Path) -> bool:
+    """An empty folder where the file belongs: the OS sandbox's stand-in
+    while a sandboxed process runs (it keeps the file from being created)."""
+    try:
+        return path.is_dir() and not any(path.iterdir())
+    except OSError:
+        return False
