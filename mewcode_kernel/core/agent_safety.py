@@ -47,7 +47,7 @@ class SessionSafety:
         # environment, which commands inherit, so its secrets are redacted too
         self.env = os.environ if env is None else env
         self.trust = trust or assess_project(root, home=home)
-        self.sandbox = sandbox or Sandbox(root, config.sandbox)
+        self.sandbox = sandbox or Sandbox(root, config.sandbox, home=home)
         secrets = {**_provider_keys(config), **{k: v for k, v in self.env.items()}}
         self.redactor = Redactor.from_environment(os.environ, secrets_of(secrets))
 
@@ -95,7 +95,7 @@ class SessionSafety:
         ``gate``'s mode (unless the project now sets a default) and session rules."""
         config = load_config(self.root, self.home, self.env, trust=self.trust)
         known = self.sandbox.support if self.sandbox.settings.enabled else None  # else detect
-        self.sandbox = Sandbox(self.root, config.sandbox, support=known)
+        self.sandbox = Sandbox(self.root, config.sandbox, support=known, home=self.home)
         fresh = self.project_gate(config, mode=None, on_audit=on_audit)
         if fresh.mode == "default":
             fresh.mode = gate.mode

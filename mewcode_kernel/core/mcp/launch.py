@@ -112,8 +112,9 @@ def stdio_launch(
     # error, rather than as a sandbox that exits at once
     sandboxed = wrap is not None and shutil.which(server.command, path=env.get("PATH")) is not None
     if sandboxed:
-        argv = wrap(argv)  # type: ignore[misc]
-        sandboxed = argv[0] != server.command  # an inactive sandbox leaves it as it is
+        wrapped = wrap(argv)  # type: ignore[misc]
+        sandboxed = wrapped != argv  # an inactive sandbox leaves it as it is
+        argv = wrapped
     return StdioLaunch(
         command=argv[0],
         args=tuple(argv[1:]),

@@ -6,12 +6,18 @@ Mounts, in order (a later mount covers an earlier one):
    (its own PID namespace: no other process, and no parent's environment,
    is visible);
 2. a private, empty temporary directory (``/tmp``, and the system temp dir
-   if it lives elsewhere);
-3. the writable directories (the project root, ``sandbox.allow_write``);
-4. settings inside them read-only again (``.git/hooks``, ``.git/config``,
-   MewCode's and Claude's settings), so a command cannot plant what runs
-   later outside the sandbox;
-5. hidden paths (those ``Read(...)`` deny rules match): a directory becomes
+   if it lives elsewhere), with what the command line names in it shown
+   again read-only;
+3. the writable directories (the project root, ``sandbox.allow_write``), or
+   the same read-only for a read-only process;
+4. the protected paths inside them (``protect.py``): the folders on the way
+   bound onto themselves (so they cannot be renamed), the paths themselves
+   read-only, and placeholders (read-only) where they do not exist yet;
+5. host socket files covered (``sockets.py``, when no seccomp filter closes
+   them all);
+6. the user's MewCode folder: an empty read-only folder in its place,
+   holding only its ``skills``, ``agents`` and ``hooks``, read-only;
+7. hidden paths (those ``Read(...)`` deny rules match): a directory becomes
    an empty one nobody may open, a file a device nobody may read.
 
 All capabilities are dropped (a root user keeps none that could undo a
@@ -49,20 +55,33 @@ BASE_FLAGS: tuple[str, ...] = (
 class SandboxPolicy:
     """What one sandboxed process may touch (absolute, resolved paths).
 
-    ``writable``: directories it may change (the project root first);
-    ``readonly``: paths inside them it may only read; ``hidden``: paths it
-    may not read at all; ``temp_dirs``: replaced by a private empty
-    directory; ``shown``: paths inside the temp dirs shown again, read-only
-    (bound before the writable ones, which may lie inside); ``network``:
-    ``on`` or ``off``.
+    ``writable``: directories it may change (the project root first; mounted
+    read-only when ``read_only``); ``pinned``: folders inside them bound onto
+    themselves (still writable, never renamed); ``readonly``: paths inside
+    them it may only read; ``placeholders``: the same for paths made just
+    before it starts (bound whether or not they exist when this is built);
+    ``shown``: paths inside the temp dirs shown again, read-only (bound
+    before the writable ones, which may lie inside); ``sockets``: socket
+    files covered; ``user_state``: folders replaced by an empty read-only
+    one, ``user_shown`` their subfolders shown again read-only, and
+    ``user_files`` user-state files hidden; ``hidden``: paths it may not read
+    at all; ``temp_dirs``: replaced by a private empty directory;
+    ``network``: ``on`` or ``off``.
     """
 
     writable: tuple[str, ...]
     readonly: tuple[str, ...] = ()
+    pinned: tuple[str, ...] = ()
+    placeholders: tuple[str, ...] = ()
     shown: tuple[str, ...] = ()
+    sockets: tuple[str, ...] = ()
+    user_state: tuple[str, ...] = ()
+    user_shown: tuple[str, ...] = ()
+    user_files: tuple[str, ...] = ()
     hidden: tuple[str, ...] = ()
     temp_dirs: tuple[str, ...] = ("/tmp",)
     network: Network = "on"
+    read_only: bool = False
 
 
 def bwrap_argv(
@@ -76,12 +95,30 @@ def bwrap_argv(
     for path in dict.fromkeys(policy.shown):
         if os.path.lexists(path) and not os.path.islink(path):
             out += ["--ro-bind", path, path]
+    bind = "--ro-bind" if policy.read_only else "--bind"
     for path in dict.fromkeys(policy.writable):
         if os.path.isdir(path):
-            out += ["--bind", path, path]
+            out += [bind, path, path]
+    if not policy.read_only:
+        for path in dict.fromkeys(policy.pinned):
+            if os.path.isdir(path) and not os.path.islink(path):
+                out += ["--bind", path, path]
     for path in dict.fromkeys(policy.readonly):
         if os.path.lexists(path) and not os.path.islink(path):
             out += ["--ro-bind", path, path]
+    if not policy.read_only:
+        for path in dict.fromkeys(policy.placeholders):
+            out += ["--ro-bind", path, path]  # made by the launcher just before
+    for path in dict.fromkeys(policy.sockets):
+        out += ["--ro-bind", "/dev/null", path]
+    for path in dict.fromkeys(policy.user_state):
+        out += ["--perms", "0555", "--tmpfs", path]
+        for sub in policy.user_shown:
+            if os.path.dirname(sub) == path:
+                out += ["--ro-bind", sub, sub]
+        out += ["--remount-ro", path]
+    for path in dict.fromkeys(policy.user_files):
+        out += ["--ro-bind", "/dev/null", path]
     for path in dict.fromkeys(policy.hidden):
         if os.path.islink(path) or not os.path.lexists(path):
             continue

@@ -1,10 +1,14 @@
 """``Sandbox``: a session's OS sandbox, and the one function every spawner
 calls (``Sandbox.wrap``): the ``bash`` tool, hook commands, stdio MCP
-servers.
+servers, run_python's child processes.
 
 It holds the session's ``sandbox`` settings, what bubblewrap can do here
-(``detect``), and where the paths to hide come from (the permission rules,
-read when a process starts, so a rule added during the session counts).
+(``detect``), where the paths to hide come from (the permission rules,
+read when a process starts, so a rule added during the session counts), and
+the user's MewCode folder, which no sandboxed process may read or change.
+What is protected is worked out when each process starts (``protect.py``,
+``sockets.py``); a command that needs placeholders or the seccomp filter
+is started through the launcher (``launcher.py``).
 """
 
 from __future__ import annotations
@@ -14,30 +18,28 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from ..config import SandboxSettings
+from ..project_paths import PROTECTED_PATHS
+from ..userdirs import mewcode_home
 from .bwrap import SandboxPolicy, bwrap_argv
 from .detect import SandboxSupport, detect
+from .launcher import launcher_argv
+from .leases import LeaseError, Leases, Placeholder, default_lease_dir
+from .protect import Protection, UserState, inside, project_protection, user_state
+from .sockets import SocketPolicy, socket_policy
 
 __all__ = ["PROTECTED", "Sandbox", "SandboxState"]
 
-#: Paths below the root a sandboxed process may read but never change: what
-#: runs or is trusted later, outside the sandbox (git hooks and config,
-#: MewCode's and Claude's settings, skills and agents, direnv files).
-PROTECTED: tuple[str, ...] = (
-    ".git/hooks",
-    ".git/config",
-    ".mewcode.yaml",
-    ".mewcode/settings.local.yaml",
-    ".mewcode/hooks.yaml",
-    ".mewcode/skills",
-    ".mewcode/agents",
-    ".claude",
-    ".mcp.json",
-    ".envrc",
-)
+#: Paths below the root a sandboxed process may read but never create or
+#: change: ``project_paths.PROTECTED_PATHS`` (what loaders read and what runs
+#: later outside the sandbox), and MewCode's project folder as a whole, so
+#: MewCode can rewrite a file in it (an always-allow rule) while a server
+#: runs without the file's own read-only mount coming off.
+PROTECTED: tuple[str, ...] = (*PROTECTED_PATHS, ".mewcode")
 
 SandboxState = Literal["active", "disabled", "unavailable"]
 
@@ -48,14 +50,28 @@ class _Status:
     reason: str
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Plan:
+    """Everything one process start needs: the mounts, the placeholders the
+    launcher makes, the socket policy, and what could not be protected."""
+
+    policy: SandboxPolicy
+    placeholders: tuple[Placeholder, ...] = ()
+    sockets: SocketPolicy = field(default_factory=lambda: SocketPolicy(mode="open", seccomp=None))
+    protection: Protection = field(default_factory=Protection)
+    user: UserState = field(default_factory=UserState)
+
+
 class Sandbox:
     """The OS sandbox of one session.
 
     ``wrap(argv)`` returns the command line to spawn: ``argv`` inside
     bubblewrap when the sandbox is ``active``, ``argv`` itself otherwise.
     ``hidden_paths`` (set by the session) lists the paths the ``Read(...)``
-    deny rules cover now. ``notice()`` says once per session that commands
-    run unsandboxed when bubblewrap is missing or cannot start.
+    deny rules cover now. ``home`` is the session's home (its MewCode folder
+    is ``mewcode_home(home)``); the one ``MEWCODE_HOME`` names is hidden too.
+    ``notice()`` says once per session that commands run unsandboxed when
+    bubblewrap is missing or cannot start.
     """
 
     def __init__(
@@ -66,6 +82,8 @@ class Sandbox:
         support: SandboxSupport | None = None,
         env: Mapping[str, str] | None = None,
         hidden_paths: Callable[[], Iterable[str]] | None = None,
+        home: Path | None = None,
+        lease_dir: str | None = None,
     ) -> None:
         self.root = os.path.realpath(root)
         self.settings = settings or SandboxSettings()
@@ -77,7 +95,19 @@ class Sandbox:
             )
         self.support = support
         self.hidden_paths: Callable[[], Iterable[str]] = hidden_paths or tuple
+        self.env: Mapping[str, str] = os.environ if env is None else env
+        found = [mewcode_home(home), mewcode_home(env=self.env)]
+        self.user_dirs: tuple[str, ...] = tuple(
+            dict.fromkeys(os.path.abspath(p) for p in found if p is not None)
+        )
+        self.leases = Leases(lease_dir or default_lease_dir())
         self._noticed = False
+        if self.active:
+            try:
+                self.leases.ensure()  # before any process runs, so every one hides it
+                self.leases.sweep()  # placeholders left by a janitor that was killed
+            except (OSError, LeaseError):
+                pass  # the launcher says why when a command needs it
 
     @classmethod
     def off(cls, root: str | os.PathLike[str], reason: str = "no sandbox") -> Sandbox:
@@ -100,35 +130,87 @@ class Sandbox:
             return _Status(state="unavailable", reason=self.support.reason)
         return _Status(state="active", reason=self.support.version or "bubblewrap")
 
-    def policy(self) -> SandboxPolicy:
+    def policy(self, *, read_only: bool = False) -> SandboxPolicy:
         """What a sandboxed process may touch, as of now."""
+        return self._plan(read_only).policy
+
+    def _plan(self, read_only: bool) -> _Plan:
         writable = [self.root, *(os.fspath(p) for p in self.settings.allow_write)]
-        readonly = [os.path.join(self.root, rel) for rel in PROTECTED]
-        hidden = [h for h in dict.fromkeys(self.hidden_paths()) if self._hideable(h, writable)]
         temp = ["/tmp"]
         system_temp = os.path.realpath(tempfile.gettempdir())
         if system_temp not in ("/tmp", "/"):
             temp.append(system_temp)  # the writable binds come after, so a root inside stays
-        return SandboxPolicy(
+        state = user_state([*self.user_dirs, self.leases.directory], [] if read_only else writable)
+        hidden_dirs = state.hidden
+        protection = state.protection
+        if not read_only:
+            protection = protection + project_protection(
+                self.root, entries=PROTECTED, skip=hidden_dirs
+            )
+        sockets = socket_policy(
+            self.settings.network,
+            [os.fspath(p) for p in self.settings.allow_unix_sockets],
+            env=self.env,
+            skip=[*temp, *hidden_dirs],
+        )
+        hidden = [
+            h
+            for h in dict.fromkeys(self.hidden_paths())
+            if self._hideable(h, writable) and _outside_user_state(h, state)
+        ]
+        placeholders = () if read_only else protection.placeholders
+        policy = SandboxPolicy(
             writable=tuple(writable),
-            readonly=tuple(readonly),
+            readonly=protection.readonly,
+            pinned=protection.pinned,
+            placeholders=tuple(p.path for p in placeholders),
+            sockets=sockets.hidden,
+            user_state=state.hidden,
+            user_shown=state.shown,
+            user_files=state.files,
             hidden=tuple(hidden),
             temp_dirs=tuple(temp),
             network=self.settings.network,
+            read_only=read_only,
+        )
+        return _Plan(
+            policy=policy,
+            placeholders=placeholders,
+            sockets=sockets,
+            protection=protection,
+            user=state,
         )
 
-    def wrap(self, argv: Sequence[str], *, cwd: str | os.PathLike[str] | None = None) -> list[str]:
+    def wrap(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        read_only: bool = False,
+    ) -> list[str]:
         """The command line that runs ``argv`` (in ``cwd``) inside the sandbox,
-        or ``argv`` unchanged when the sandbox is not active."""
+        or ``argv`` unchanged when the sandbox is not active. ``read_only``:
+        the project root, additional and ``allow_write`` directories are
+        mounted read-only too (only the private temp directory is writable)."""
         if not self.active:
             return list(argv)
         assert self.support.bwrap is not None
         where = os.path.realpath(cwd) if cwd is not None else self.root
-        policy = self.policy()
-        shown = _named_temp_paths(argv, policy)
+        plan = self._plan(read_only)
+        policy = plan.policy
+        shown = _named_temp_paths(argv, policy) + _listed_temp_sockets(plan.sockets, policy)
         if shown:
             policy = dataclasses.replace(policy, shown=shown)
-        return bwrap_argv(self.support.bwrap, policy, argv, cwd=where)
+        command = bwrap_argv(self.support.bwrap, policy, argv, cwd=where)
+        if not plan.placeholders and plan.sockets.seccomp is None:
+            return command
+        return launcher_argv(
+            sys.executable or "python3",
+            command,
+            lease_dir=self.leases.directory,
+            placeholders=plan.placeholders,
+            seccomp_allow_unix=plan.sockets.seccomp,
+        )
 
     def notice(self) -> str | None:
         """Once per session: why commands run unsandboxed (``None`` otherwise,
@@ -152,17 +234,36 @@ class Sandbox:
     def describe(self) -> dict[str, object]:
         """The state, for ``/sandbox``."""
         status = self.status
-        policy = self.policy()
+        plan = self._plan(False)
+        policy = plan.policy
+        root_paths = [p for p in policy.readonly if inside(p, self.root)]
         return {
             "state": status.state,
             "reason": status.reason,
             "bwrap": self.support.bwrap,
             "network": self.settings.network,
             "writable": [*policy.writable, *policy.temp_dirs],
-            "readonly": [p for p in policy.readonly if os.path.lexists(p)],
+            "readonly": root_paths,
+            "placeholders": list(policy.placeholders),
+            "unprotected": [f"{p} ({why})" for p, why in plan.protection.unprotected],
+            "user_state": [d for d in self.user_dirs if d != self.leases.directory],
+            "user_state_hidden": [d for d in policy.user_state if d != self.leases.directory],
+            "user_state_shown": list(policy.user_shown),
+            "unix_sockets": plan.sockets.note,
+            "unix_socket_mode": plan.sockets.mode,
+            "allow_unix_sockets": list(plan.sockets.allowed),
             "hidden": list(policy.hidden),
             "ignored": list(self.settings.ignored),
         }
+
+
+def _outside_user_state(path: str, state: UserState) -> bool:
+    """A deny rule's path inside a hidden MewCode folder is hidden already
+    (and no mount point can be made in its read-only stand-in), unless it is
+    in a subfolder shown again."""
+    if any(inside(path, s) for s in state.shown):
+        return True
+    return not any(inside(path, d) for d in state.hidden)
 
 
 def _named_temp_paths(argv: Sequence[str], policy: SandboxPolicy) -> tuple[str, ...]:
@@ -186,3 +287,10 @@ def _named_temp_paths(argv: Sequence[str], policy: SandboxPolicy) -> tuple[str, 
                 top = path[len(temp) + 1 :].split("/", 1)[0]
                 out.append(f"{temp}/{top}")
     return tuple(dict.fromkeys(out))
+
+
+def _listed_temp_sockets(sockets: SocketPolicy, policy: SandboxPolicy) -> tuple[str, ...]:
+    """The user's listed sockets that live in a private temp dir: shown (the
+    socket file itself) so they stay reachable."""
+    temps = [t.rstrip("/") + "/" for t in policy.temp_dirs]
+    return tuple(p for p in sockets.allowed if any(p.startswith(t) for t in temps))

@@ -52,7 +52,7 @@ _SHELL_STARTUP = frozenset({"BASH_ENV", "ENV", "CDPATH", "PROMPT_COMMAND", "SHEL
 # how a command fails when the sandbox stopped it
 _SANDBOX_FAILURE = re.compile(
     r"Read-only file system|Permission denied|Operation not permitted|Network is unreachable"
-    r"|Temporary failure in name resolution|Could not resolve host|^bwrap: ",
+    r"|Temporary failure in name resolution|Could not resolve host|^bwrap: |^mewcode-sandbox: ",
     re.MULTILINE,
 )
 _background: set[asyncio.Future[None]] = set()
