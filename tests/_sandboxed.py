@@ -86,10 +86,12 @@ async def run_in_sandbox(
     *,
     deny_reads: Iterable[str] = (),
     settings: SandboxSettings | None = None,
+    sandbox: Sandbox | None = None,
 ) -> str:
-    """Run ``command`` with the ``bash`` tool inside the sandbox, whatever the
-    permission checks would say (as if they had been fooled)."""
-    box = Sandbox(root, settings or SandboxSettings())
+    """Run ``command`` with the ``bash`` tool inside the sandbox (``sandbox``,
+    else one with ``settings``), whatever the permission checks would say (as
+    if they had been fooled)."""
+    box = sandbox or Sandbox(root, settings or SandboxSettings())
     assert box.active, box.status
     denied = rules(*(("deny", f"Read({r})") for r in deny_reads))
     box.hidden_paths = lambda: read_denied_paths(denied.rules, Workspace(root))

@@ -41,9 +41,18 @@ async def sandbox_command(session: AgentSession, args: str) -> CommandResult:
             "| --- | --- |",
             f"| writable | {_paths(list(info['writable']))} |",  # type: ignore[arg-type]
             f"| read-only inside the project | {_paths(list(info['readonly']))} |",  # type: ignore[arg-type]
+            "| kept from being created (an empty read-only folder stands in while a "
+            f"command runs) | {_paths(list(info['placeholders']))} |",  # type: ignore[arg-type]
+            f"| hidden: your MewCode folder | {_paths(list(info['user_state']))} "  # type: ignore[arg-type]
+            f"(shown read-only: {_paths(list(info['user_state_shown']))}) |",  # type: ignore[arg-type]
             f"| hidden (Read deny rules) | {_paths(list(info['hidden']))} |",  # type: ignore[arg-type]
             f"| network | {info['network']} |",
+            f"| unix sockets | {_cell(str(info['unix_sockets']))} |",
         ]
+        if info["unprotected"]:
+            lines.append(
+                f"| **not protected** | {_cell('; '.join(map(str, info['unprotected'])))} |"  # type: ignore[call-overload]
+            )
     else:
         lines.append(
             "Commands run unsandboxed: only the permission checks stand between them and "
@@ -53,7 +62,10 @@ async def sandbox_command(session: AgentSession, args: str) -> CommandResult:
         lines.append(
             "\nIgnored until you trust this project: " + "; ".join(map(str, info["ignored"]))  # type: ignore[arg-type]
         )
-    lines.append("\n`.mewcode.yaml`: `sandbox: {enabled, network: on|off, allow_write: [...]}`.")
+    lines.append(
+        "\n`.mewcode.yaml`: `sandbox: {enabled, network: on|off, allow_write: [...]}`; "
+        "`~/.mewcode/config.yaml` only: `sandbox: {allow_unix_sockets: [...]}`."
+    )
     return CommandResult(markdown="\n".join(lines), data=info)
 
 

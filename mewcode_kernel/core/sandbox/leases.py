@@ -204,6 +204,26 @@ class Leases:
         finally:
             os.close(mutex)
 
+    def wait_released(self, path: str) -> None:
+        """Block until no live process relies on the placeholder at ``path``
+        and its removal (if due) is done. A process killed outright leaves
+        this to its janitor, which finishes a moment after the kill."""
+        lease = self._lease_path(path)
+        try:
+            fd = os.open(lease, os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # every holder gave its lock back
+        finally:
+            os.close(fd)  # at once: one that starts now locks it under the mutex
+        # the last holder may have seen this lock and left the removal: do it here
+        mutex = self._lock()
+        try:
+            self._remove_if_unused(lease)
+        finally:
+            os.close(mutex)
+
     def _remove_if_unused(self, lease: str) -> str | None:
         """With the mutex held: when nobody holds ``lease``, remove its
         placeholder (if still the one made, and empty) and the lease."""

@@ -133,12 +133,13 @@ def _walk(folder: str, depth: int, budget: list[int]) -> list[str]:
         if budget[0] < 0:
             return out
         try:
-            if entry.is_socket():
-                out.append(entry.path)
-            elif entry.is_dir(follow_symlinks=False) and depth < _MAX_DEPTH:
-                out += _walk(entry.path, depth + 1, budget)
+            mode = entry.stat(follow_symlinks=False).st_mode
         except OSError:
             continue
+        if stat.S_ISSOCK(mode):
+            out.append(entry.path)
+        elif stat.S_ISDIR(mode) and depth < _MAX_DEPTH:
+            out += _walk(entry.path, depth + 1, budget)
     return out
 
 

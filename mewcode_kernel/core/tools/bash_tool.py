@@ -52,6 +52,8 @@ _SHELL_STARTUP = frozenset({"BASH_ENV", "ENV", "CDPATH", "PROMPT_COMMAND", "SHEL
 # how a command fails when the sandbox stopped it
 _SANDBOX_FAILURE = re.compile(
     r"Read-only file system|Permission denied|Operation not permitted|Network is unreachable"
+    # a protected path's stand-in (an empty read-only folder), a pinned folder
+    r"|Is a directory|Device or resource busy"
     r"|Temporary failure in name resolution|Could not resolve host|^bwrap: |^mewcode-sandbox: ",
     re.MULTILINE,
 )
