@@ -29,6 +29,7 @@ from mewcode_kernel.core.config import SandboxSettings
 from mewcode_kernel.core.conversation import Conversation
 from mewcode_kernel.core.messages import ToolUseBlock
 from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest, Gate
+from mewcode_kernel.core.project_paths import WATCHED_PATHS
 from mewcode_kernel.core.sandbox import PROTECTED, Sandbox
 from mewcode_kernel.core.sandbox.leases import Leases
 from mewcode_kernel.core.tools import RunContext, builtin_tools
@@ -42,6 +43,9 @@ TARGETS = (
     ".envrc",
     ".git/config",
     ".git/hooks/pre-commit",
+    ".git/commondir",
+    ".git/modules/sub/config",
+    ".git/worktrees/wt/commondir",
     ".claude/settings.json",
     ".claude/settings.local.json",
     ".claude/skills/evil/SKILL.md",
@@ -116,7 +120,7 @@ def _snapshot(root: Path) -> dict[str, str]:
     """Every protected path under ``root`` as it is (kind and content, the
     whole tree of a folder) and the folders on the way to each."""
     out: dict[str, str] = {}
-    for entry in PROTECTED:
+    for entry in (*PROTECTED, *WATCHED_PATHS):
         parts = entry.split("/")
         for n in range(1, len(parts) + 1):
             path = root.joinpath(*parts[:n])
@@ -150,7 +154,7 @@ def project(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
 
 def test_the_targets_cover_the_protected_list() -> None:
     """Each protected entry is attacked (inside, or as the entry itself)."""
-    for entry in PROTECTED:
+    for entry in (*PROTECTED, *WATCHED_PATHS):
         assert any(t == entry or t.startswith(entry + "/") for t in TARGETS), entry
     assert len(ROUTES) >= 20
 
@@ -229,6 +233,54 @@ def test_stand_ins_exist_only_while_a_process_relies_on_them(tmp_path: Path) -> 
     assert rest.endswith("end\n"), rest
     assert first.returncode == 0
     assert sorted(os.listdir(root)) == before  # gone as the last process ended
+
+
+def _started(box: Sandbox, script: str) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        box.wrap(["bash", "-c", f"echo ready; read go; {script}"]),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    return proc
+
+
+def _finish(proc: subprocess.Popen[str]) -> str:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
+    out = proc.stdout.read()
+    proc.wait(60)
+    return out
+
+
+@needs_bwrap
+def test_a_later_process_keeps_the_stand_ins_an_earlier_one_made(tmp_path: Path) -> None:
+    """The second process starts while the first one's stand-ins are there
+    and outlives it: they stay, and still hold, until the second ends."""
+    root = tmp_path / "proj"
+    _layout(root, "bare")
+    box = _box(root)
+    wanted = _standins(box)
+    first = _started(box, "true")
+    second = _started(
+        box,
+        "echo PWNED > .mcp.json; mkdir -p .agents/skills/evil .git/hooks .claude/x; "
+        "echo [core] > .git/config; echo end",
+    )
+    try:
+        assert _finish(first) == "" and first.returncode == 0
+        assert all(os.path.isdir(p) for p in wanted)  # the second relies on them
+        out = _finish(second)
+    finally:
+        for proc in (first, second):
+            if proc.returncode is None:
+                proc.kill()
+                proc.wait(60)
+    assert out.endswith("end\n") and "PWNED" not in out, out
+    assert sorted(os.listdir(root)) == ["notes.txt", "sub"], out
 
 
 @needs_bwrap
@@ -484,3 +536,31 @@ def test_the_mounts_come_in_order(tmp_path: Path) -> None:
     ]
     positions = [text.index(piece) for piece in order]
     assert positions == sorted(positions)
+
+
+@needs_bwrap
+async def test_a_planted_commondir_never_reaches_the_persons_git(tmp_path: Path) -> None:
+    """``.git/commondir`` sends git to another folder's config (its
+    ``core.fsmonitor`` runs on ``git status``). Nothing can stand in for it
+    (git stops at any file there), so it is removed as soon as it appears
+    and once more when the command ends."""
+    root = tmp_path / "proj"
+    _layout(root, "repo")
+    marker = tmp_path / "PWNED"
+    out = await run_in_sandbox(
+        root,
+        "mkdir -p evil/objects evil/refs/heads && echo 'ref: refs/heads/main' > evil/HEAD && "
+        f"printf '[core]\\n\\tfsmonitor = touch {marker}; false\\n' > evil/config && "
+        'echo "$PWD/evil" > .git/commondir; '
+        "mkdir -p .git/commondir.d; mv .git/commondir.d .git/commondir 2>/dev/null; "
+        "git status >/dev/null 2>&1; echo done",
+    )
+    assert "done" in out
+    _persons_git_status(root, marker)
+
+
+def _persons_git_status(root: Path, marker: Path) -> None:
+    assert not os.path.lexists(root / ".git" / "commondir")
+    subprocess.run(["git", "status"], cwd=root, capture_output=True, timeout=60)
+    assert not marker.exists()
+    assert (root / "evil" / "config").exists()  # the rest of what it wrote is its own business

@@ -15,6 +15,7 @@ __all__ = [
     "PROJECT_SKILL_PARENTS",
     "PROTECTED_PATHS",
     "RUN_LATER_PATHS",
+    "WATCHED_PATHS",
 ]
 
 #: ``<dir>/skills`` is read for skills in each of these
@@ -31,8 +32,20 @@ PROJECT_SETTINGS_FILES: tuple[str, ...] = (
     ".mewcode/hooks.yaml",
 )
 #: what other programs run later, outside any sandbox: git's hooks and
-#: config (``core.fsmonitor``, aliases, filters) and direnv's file
-RUN_LATER_PATHS: tuple[str, ...] = (".git/hooks", ".git/config", ".envrc")
+#: config (``core.fsmonitor``, aliases, filters), those of submodules and
+#: linked worktrees (``git status`` enters submodules), and direnv's file
+RUN_LATER_PATHS: tuple[str, ...] = (
+    ".git/hooks",
+    ".git/config",
+    ".git/modules",
+    ".git/worktrees",
+    ".envrc",
+)
+#: what git reads that nothing may stand in for (git stops at any file or
+#: folder there): ``commondir`` sends git to another folder's config and
+#: hooks. A repository's own ``.git`` never has one; the OS sandbox removes
+#: one that appears while a sandboxed process runs.
+WATCHED_PATHS: tuple[str, ...] = (".git/commondir",)
 
 PROTECTED_PATHS: tuple[str, ...] = tuple(
     dict.fromkeys(

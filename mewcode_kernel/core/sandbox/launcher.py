@@ -3,9 +3,10 @@ command line: placeholders for protected paths that do not exist yet
 (``leases.py``) and the seccomp filter for ``network: off`` (``seccomp.py``).
 
 ``Sandbox.wrap`` returns ``[python, launcher.py, LEASES, SECCOMP, N,
-(BASE REL KIND) * N, bwrap, ...]``, so every spawner keeps passing a plain
-command line around (``SECCOMP``: ``-`` for no filter, ``unix`` or
-``no-unix``: whether ``AF_UNIX`` stays allowed). The launcher
+(BASE REL KIND) * N, M, PATH * M, bwrap, ...]``, so every spawner keeps
+passing a plain command line around (``SECCOMP``: ``-`` for no filter,
+``unix`` or ``no-unix``: whether ``AF_UNIX`` stays allowed; the ``M`` paths
+are watched, ``planted.py``). The launcher
 (the process the spawner waits on and signals):
 
 1. takes the leases and makes the missing placeholders;
@@ -18,7 +19,9 @@ command line around (``SECCOMP``: ``-`` for no filter, ``unix`` or
 5. waits for bubblewrap (forwarding TERM, INT and HUP to it; if the spawner
    itself dies, bubblewrap is killed), then for the janitor: once the
    sandbox's init is gone, so is every process in it, and the janitor gives
-   the leases back, removing the placeholders nobody else relies on;
+   the leases back, removing the placeholders nobody else relies on (it
+   also removes a watched path as soon as one appears, and once more at
+   the end, ``planted.py``);
 6. exits as bubblewrap did. So a placeholder is gone by the time the
    spawner sees the command end. If the launcher is killed outright
    (SIGKILL), bubblewrap dies with it and the janitor still cleans up, just
@@ -44,9 +47,11 @@ if TYPE_CHECKING:
 
 try:  # in the package
     from .leases import Held, LeaseError, Leases, Placeholder
+    from .planted import Watch, remove_planted
     from .seccomp import filter_program, native_arch
 except ImportError:  # run as a script: the siblings are top-level modules
     from leases import Held, LeaseError, Leases, Placeholder  # type: ignore[no-redef]
+    from planted import Watch, remove_planted  # type: ignore[no-redef]
     from seccomp import filter_program, native_arch  # type: ignore[no-redef]
 
 __all__ = ["LAUNCHER", "launcher_argv", "main"]
@@ -63,14 +68,16 @@ def launcher_argv(
     lease_dir: str,
     placeholders: Sequence[Placeholder],
     seccomp_allow_unix: bool | None,
+    watched: Sequence[str] = (),
 ) -> list[str]:
     """The command line that runs ``bwrap_argv`` through the launcher.
     ``seccomp_allow_unix``: ``None`` for no filter, else whether ``AF_UNIX``
-    stays allowed."""
+    stays allowed; ``watched``: paths removed if they appear."""
     seccomp = "-" if seccomp_allow_unix is None else ("unix" if seccomp_allow_unix else "no-unix")
     spec = [lease_dir, seccomp, str(len(placeholders))]
     for p in placeholders:
         spec += [p.base, p.rel, p.kind]
+    spec += [str(len(watched)), *watched]
     return [python, "-E", "-s", "-S", LAUNCHER, *spec, *bwrap_argv]
 
 
@@ -82,9 +89,14 @@ def main(argv: Sequence[str]) -> int:
         end = 4 + 3 * count
         fields = argv[4:end]
         wanted = [Placeholder(*fields[i : i + 3]) for i in range(0, 3 * count, 3)]
+        n_watched = int(argv[end])
+        watched = list(argv[end + 1 : end + 1 + n_watched])
+        end += 1 + n_watched
         bwrap, rest = argv[end], list(argv[end + 1 :])
         if seccomp not in ("-", "unix", "no-unix") or len(wanted) != count:
             raise ValueError(seccomp)
+        if len(watched) != n_watched or not all(os.path.isabs(w) for w in watched):
+            raise ValueError("watched paths")
     except (IndexError, ValueError) as exc:
         return _fail(f"bad launch spec: {exc}")
     extra: list[str] = []
@@ -103,9 +115,9 @@ def main(argv: Sequence[str]) -> int:
         held = leases.acquire(wanted) if wanted else []
     except (OSError, LeaseError) as exc:
         return _fail(f"cannot cover the protected paths: {exc}")
-    if not held:
+    if not held and not watched:
         _exec_bwrap(bwrap, extra, rest, passed)
-    return _supervise(bwrap, extra, rest, passed, leases, held)
+    return _supervise(bwrap, extra, rest, passed, leases, held, watched)
 
 
 def _fail(message: str) -> int:
@@ -134,6 +146,7 @@ def _supervise(
     passed: list[int],
     leases: Leases,
     held: list[Held],
+    watched: list[str],
 ) -> int:
     try:
         parent = _parent_watch()
@@ -152,7 +165,7 @@ def _supervise(
             for fd in (info_w, block_r, alive_w, done_r, *passed, *([parent] if parent else [])):
                 os.close(fd)
             _quiet_stdio()
-            _janitor(info_r, block_w, alive_r, done_w, leases, held)
+            _janitor(info_r, block_w, alive_r, done_w, leases, held, watched)
         except BaseException:
             code = 1
         finally:
@@ -253,10 +266,17 @@ def _quiet_stdio() -> None:
 
 
 def _janitor(
-    info_r: int, block_w: int, alive_r: int, done_w: int, leases: Leases, held: list[Held]
+    info_r: int,
+    block_w: int,
+    alive_r: int,
+    done_w: int,
+    leases: Leases,
+    held: list[Held],
+    watched: list[str],
 ) -> None:
-    """Learn the sandbox's init, let the sandbox start, and once the launcher
-    is done (or dead) and that init is gone, give the leases back."""
+    """Learn the sandbox's init, let the sandbox start, remove watched paths
+    that appear, and once the launcher is done (or dead) and that init is
+    gone, look once more and give the leases back."""
     try:
         init = _watch_init(_read_all(info_r))
         try:
@@ -264,15 +284,39 @@ def _janitor(
         except OSError:
             pass
         os.close(block_w)
-        _read_all(alive_r)  # end of file: the launcher finished waiting, or died
+        _until_launcher_done(alive_r, watched)
         if init is not None:
             _wait_gone(init)
     finally:
+        remove_planted(watched)
         leases.release(held)
         try:
             os.write(done_w, b"1")
         except OSError:
             pass
+
+
+def _until_launcher_done(alive_r: int, watched: list[str]) -> None:
+    """Wait for end of file on ``alive_r`` (the launcher finished waiting, or
+    died), removing watched paths whenever something appears beside them."""
+    watch = Watch(watched) if watched else None
+    try:
+        poller = select.poll()
+        poller.register(alive_r, select.POLLIN)
+        if watch is not None and watch.fd is not None:
+            poller.register(watch.fd, select.POLLIN)
+        remove_planted(watched)  # made before the watch started
+        while True:
+            ready = {fd for fd, _ in poller.poll()}
+            if watch is not None and watch.fd in ready:
+                watch.drain()
+                remove_planted(watched)
+            if alive_r in ready and not os.read(alive_r, 1):
+                os.close(alive_r)
+                return
+    finally:
+        if watch is not None:
+            watch.close()
 
 
 def _read_all(fd: int) -> bytes:

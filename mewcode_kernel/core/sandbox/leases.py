@@ -204,6 +204,28 @@ class Leases:
         finally:
             os.close(mutex)
 
+    def is_placeholder(self, path: str) -> bool:
+        """Whether ``path`` is a stand-in a launcher made (and still empty):
+        a process starting now must plan it as one, and lease it, not treat
+        it as the person's own folder (which nobody would remove under it)."""
+        try:
+            fd = os.open(self._lease_path(path), os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            return False
+        try:
+            record = _record(fd)
+        finally:
+            os.close(fd)
+        if record is None or record[3] != path:
+            return False
+        try:
+            info = os.lstat(path)
+            if (info.st_dev, info.st_ino) != (record[0], record[1]):
+                return False
+            return not stat.S_ISDIR(info.st_mode) or not os.listdir(path)
+        except OSError:
+            return False
+
     def wait_released(self, path: str) -> None:
         """Block until no live process relies on the placeholder at ``path``
         and its removal (if due) is done. A process killed outright leaves

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..project_paths import PROTECTED_PATHS
@@ -80,15 +80,21 @@ def inside(path: str, folder: str) -> bool:
 
 
 def project_protection(
-    root: str, *, entries: Sequence[str] = PROTECTED_PATHS, skip: Sequence[str] = ()
+    root: str,
+    *,
+    entries: Sequence[str] = PROTECTED_PATHS,
+    skip: Sequence[str] = (),
+    standin: Callable[[str], bool] = lambda path: False,
 ) -> Protection:
     """How to keep ``entries`` (relative to ``root``) from being changed or
-    created; paths under ``skip`` (covered otherwise) are left alone."""
+    created; paths under ``skip`` (covered otherwise) are left alone;
+    ``standin`` says whether an existing path is another process's stand-in
+    (planned as a stand-in again, so this process leases it too)."""
     if any(inside(root, s) for s in skip):
         return Protection()
     out = Protection()
     for rel in _outermost(entries):
-        out = out + _cover(root, rel.split("/"), skip)
+        out = out + _cover(root, rel.split("/"), skip, standin)
     pinned = tuple(p for p in out.pinned if p not in out.readonly)
     return Protection(
         pinned=pinned,
@@ -98,7 +104,11 @@ def project_protection(
     )
 
 
-def user_state(dirs: Sequence[str], writable: Sequence[str]) -> UserState:
+def user_state(
+    dirs: Sequence[str],
+    writable: Sequence[str],
+    standin: Callable[[str], bool] = lambda path: False,
+) -> UserState:
     """How to hide the user's MewCode folders ``dirs`` (absolute, as
     configured) from a process that may write ``writable``."""
     hidden: list[str] = []
@@ -123,7 +133,7 @@ def user_state(dirs: Sequence[str], writable: Sequence[str]) -> UserState:
                 )
             if inside(real, base) and real != base:
                 rel = os.path.relpath(real, base).split("/")
-                prot = prot + _cover(base, rel, (), stop_at_existing_leaf=True)
+                prot = prot + _cover(base, rel, (), standin, stop_at_existing_leaf=True)
     return UserState(hidden=tuple(hidden), shown=tuple(shown), files=tuple(files), protection=prot)
 
 
@@ -131,6 +141,7 @@ def _cover(
     base: str,
     parts: Sequence[str],
     skip: Sequence[str],
+    standin: Callable[[str], bool],
     *,
     stop_at_existing_leaf: bool = False,
 ) -> Protection:
@@ -146,12 +157,14 @@ def _cover(
         try:
             info = os.lstat(path)
         except FileNotFoundError:
-            if not os.access(current, os.W_OK):
+            info = None
+        except OSError:
+            break  # not searchable: not for the process either
+        if info is None or standin(path):
+            if info is None and not os.access(current, os.W_OK):
                 break  # nobody can create it here (a read-only file system)
             made = Placeholder(base, os.path.relpath(path, base), "dir")
             return Protection(pinned=tuple(pinned), placeholders=(made,))
-        except OSError:
-            break  # not searchable: not for the process either
         if stat.S_ISLNK(info.st_mode):
             return Protection(pinned=tuple(pinned)) + _linked(base, current, path)
         if leaf:

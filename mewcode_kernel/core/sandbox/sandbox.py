@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..config import SandboxSettings
-from ..project_paths import PROTECTED_PATHS
+from ..project_paths import PROTECTED_PATHS, WATCHED_PATHS
 from ..userdirs import mewcode_home
 from .bwrap import SandboxPolicy, bwrap_argv
 from .detect import SandboxSupport, detect
@@ -57,6 +57,7 @@ class _Plan:
 
     policy: SandboxPolicy
     placeholders: tuple[Placeholder, ...] = ()
+    watched: tuple[str, ...] = ()
     sockets: SocketPolicy = field(default_factory=lambda: SocketPolicy(mode="open", seccomp=None))
     protection: Protection = field(default_factory=Protection)
     user: UserState = field(default_factory=UserState)
@@ -140,12 +141,15 @@ class Sandbox:
         system_temp = os.path.realpath(tempfile.gettempdir())
         if system_temp not in ("/tmp", "/"):
             temp.append(system_temp)  # the writable binds come after, so a root inside stays
-        state = user_state([*self.user_dirs, self.leases.directory], [] if read_only else writable)
+        standin = self.leases.is_placeholder
+        state = user_state(
+            [*self.user_dirs, self.leases.directory], [] if read_only else writable, standin
+        )
         hidden_dirs = state.hidden
         protection = state.protection
         if not read_only:
             protection = protection + project_protection(
-                self.root, entries=PROTECTED, skip=hidden_dirs
+                self.root, entries=PROTECTED, skip=hidden_dirs, standin=standin
             )
         sockets = socket_policy(
             self.settings.network,
@@ -159,9 +163,10 @@ class Sandbox:
             if self._hideable(h, writable) and _outside_user_state(h, state)
         ]
         placeholders = () if read_only else protection.placeholders
+        watched, existing = () if read_only else _watched(self.root)
         policy = SandboxPolicy(
             writable=tuple(writable),
-            readonly=protection.readonly,
+            readonly=protection.readonly + existing,
             pinned=protection.pinned,
             placeholders=tuple(p.path for p in placeholders),
             sockets=sockets.hidden,
@@ -176,6 +181,7 @@ class Sandbox:
         return _Plan(
             policy=policy,
             placeholders=placeholders,
+            watched=watched,
             sockets=sockets,
             protection=protection,
             user=state,
@@ -202,7 +208,7 @@ class Sandbox:
         if shown:
             policy = dataclasses.replace(policy, shown=shown)
         command = bwrap_argv(self.support.bwrap, policy, argv, cwd=where)
-        if not plan.placeholders and plan.sockets.seccomp is None:
+        if not plan.placeholders and not plan.watched and plan.sockets.seccomp is None:
             return command
         return launcher_argv(
             sys.executable or "python3",
@@ -210,6 +216,7 @@ class Sandbox:
             lease_dir=self.leases.directory,
             placeholders=plan.placeholders,
             seccomp_allow_unix=plan.sockets.seccomp,
+            watched=plan.watched,
         )
 
     def notice(self) -> str | None:
@@ -245,6 +252,7 @@ class Sandbox:
             "writable": [*policy.writable, *policy.temp_dirs],
             "readonly": root_paths,
             "placeholders": list(policy.placeholders),
+            "watched": list(plan.watched),
             "unprotected": [f"{p} ({why})" for p, why in plan.protection.unprotected],
             "user_state": [d for d in self.user_dirs if d != self.leases.directory],
             "user_state_hidden": [d for d in policy.user_state if d != self.leases.directory],
@@ -255,6 +263,21 @@ class Sandbox:
             "hidden": list(policy.hidden),
             "ignored": list(self.settings.ignored),
         }
+
+
+def _watched(root: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``WATCHED_PATHS`` under ``root``: those to watch (their folder is a real
+    one and they are missing) and those that exist (kept read-only)."""
+    watch: list[str] = []
+    existing: list[str] = []
+    for rel in WATCHED_PATHS:
+        path = os.path.join(root, rel)
+        folder = os.path.dirname(path)
+        if os.path.lexists(path):
+            existing.append(path)
+        elif os.path.isdir(folder) and not os.path.islink(folder):
+            watch.append(path)
+    return tuple(watch), tuple(existing)
 
 
 def _outside_user_state(path: str, state: UserState) -> bool:
