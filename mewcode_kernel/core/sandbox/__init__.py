@@ -2,10 +2,17 @@
 
 ``Sandbox`` (one per session) wraps a command line so it runs with the file
 system read-only except the project root, a private temp directory and
-``sandbox.allow_write``; with the paths ``Read(...)`` deny rules cover
-hidden; in its own PID namespace and ``/proc``; with the network ``on`` or
-``off``. Every spawner calls ``Sandbox.wrap(argv, cwd=...)``: the ``bash``
-tool, hook commands and stdio MCP servers. ``detect`` finds bubblewrap
+``sandbox.allow_write`` (or nothing at all: ``wrap(read_only=True)``); with
+the paths ``Read(...)`` deny rules cover hidden, and the user's MewCode
+folder hidden (its ``skills``, ``agents`` and ``hooks`` shown read-only);
+with the protected project paths read-only whether or not they exist
+(``protect.py``; an empty read-only folder stands in for a missing one while
+the process runs, ``leases.py``); in its own PID namespace and ``/proc``;
+with the network ``on`` or ``off`` (host unix sockets closed too,
+``sockets.py``, ``seccomp.py``). Every spawner calls ``Sandbox.wrap(argv,
+cwd=...)``: the ``bash`` tool, hook commands, stdio MCP servers and
+run_python's child processes; a command that needs stand-ins or the filter
+starts through ``launcher.py``. ``detect`` finds bubblewrap
 (``MEWCODE_BWRAP`` or ``PATH``) and checks once that it can start.
 """
 
