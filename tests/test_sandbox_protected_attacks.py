@@ -564,3 +564,51 @@ def _persons_git_status(root: Path, marker: Path) -> None:
     subprocess.run(["git", "status"], cwd=root, capture_output=True, timeout=60)
     assert not marker.exists()
     assert (root / "evil" / "config").exists()  # the rest of what it wrote is its own business
+
+
+# ---- the other spawners: hook commands, run_python's children --------------------------------
+
+
+@needs_bwrap
+async def test_a_hook_command_cannot_create_a_protected_path_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    from mewcode_kernel.core.hooks.actions import run_shell
+    from mewcode_kernel.core.lifecycle import HookEvent
+
+    root = tmp_path / "proj"
+    _layout(root, "bare")
+    box = _box(root)
+    event: HookEvent = "PostToolUse"
+    ran = await run_shell(
+        "cat > /dev/null; echo PWNED > .mcp.json; mkdir -p .claude; echo PWNED > .envrc; echo ok",
+        event,
+        "{}",
+        cwd=root,
+        env=dict(os.environ),
+        timeout=60,
+        wrap=lambda argv: box.wrap(argv, cwd=root),
+    )
+    assert "ok" in ran.output
+    assert sorted(os.listdir(root)) == ["notes.txt", "sub"]
+
+
+@needs_bwrap
+def test_run_python_children_cannot_create_a_protected_path_and_leave_nothing(
+    tmp_path: Path,
+) -> None:
+    from types import SimpleNamespace
+
+    from magics.kernel_tools.execution import run_code
+
+    root = tmp_path / "proj"
+    _layout(root, "bare")
+    code = (
+        "import subprocess\n"
+        "print(subprocess.run(['sh', '-c', 'echo PWNED > .mcp.json; git init -q .; echo ran'],"
+        f" cwd={str(root)!r}, capture_output=True, text=True).stdout)\n"
+    )
+    result = run_code(SimpleNamespace(user_ns={}), code, timeout=60, sandbox=_box(root))
+    assert result.error is None, result.error
+    assert "ran" in result.output
+    assert sorted(os.listdir(root)) == ["notes.txt", "sub"]
