@@ -456,7 +456,11 @@ def test_claude_code_settings_hooks_run_unchanged(
     kernel: Kernel, home: Path, out: Path, script: ScriptedServer, project: Path
 ) -> None:
     (home / ".mewcode" / "hooks.yaml").unlink(missing_ok=True)
-    shutil.copytree(FIXTURES / "chief_of_staff_agent" / ".claude", project / ".claude")
+    # async hooks of earlier tests may still run: their sandbox keeps an empty
+    # read-only .claude in place (the stand-in for a protected path) meanwhile
+    shutil.copytree(
+        FIXTURES / "chief_of_staff_agent" / ".claude", project / ".claude", dirs_exist_ok=True
+    )
     try:
         kernel.ok("%agent /clear")
         script.add(

@@ -184,10 +184,11 @@ def _supervise(
         )  # fmt: skip
     for fd in (info_w, block_r, *passed):
         os.close(fd)
-    received: list[int] = []
+    reaped: list[bool] = []
 
     def forward(sig: int, _frame: object) -> None:
-        received.append(sig)
+        if reaped:  # its PID may be another process's by now
+            return
         try:
             os.kill(child, sig)
         except ProcessLookupError:
@@ -197,6 +198,7 @@ def _supervise(
         signal.signal(sig, forward)
     _quiet_stdio()  # bubblewrap has the spawner's pipes; only it may hold them open
     status = _wait_child(child, parent)
+    reaped.append(True)
     os.close(alive_w)  # the janitor may clean up now
     try:
         os.read(done_r, 1)  # it said so, or it died (end of file)

@@ -163,7 +163,7 @@ class Sandbox:
             if self._hideable(h, writable) and _outside_user_state(h, state)
         ]
         placeholders = () if read_only else protection.placeholders
-        watched, existing = () if read_only else _watched(self.root)
+        watched, existing = ((), ()) if read_only else _watched(self.root)
         policy = SandboxPolicy(
             writable=tuple(writable),
             readonly=protection.readonly + existing,
