@@ -15,14 +15,22 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from .config import ResolvedConfig, load_config
+from .config.trust_items import TrustItem, allow_rule_item
 from .fs import Workspace
 from .permission import AuditRecord, Gate, Mode, PermissionGate, gate_for_project
 from .permission.hidden import read_denied_paths
 from .permission.rules import SESSION
+from .permission.settings import LOCAL_SETTINGS
 from .redaction import Redactor
 from .sandbox import Sandbox
 from .tools.registry import ToolRegistry
-from .trust import ProjectTrust, approve_project, assess_project
+from .trust import (
+    ProjectTrust,
+    approve_items,
+    approve_project,
+    assess_project,
+    trusted_by_environment,
+)
 
 __all__ = ["SessionSafety"]
 
@@ -83,9 +91,22 @@ class SessionSafety:
             gate.list_rules(), workspace, tools.rule_families()
         )
 
-    def approve(self) -> ProjectTrust:
-        """The person trusts the project's settings as they are now."""
-        self.trust = approve_project(assess_project(self.root, home=self.home), home=self.home)
+    def trusted_now(self) -> bool:
+        """Whether every project setting may be used now: approved, or
+        ``MEWCODE_TRUST_PROJECT=1`` in the process's environment (set in a
+        notebook after the session opened, it counts)."""
+        return self.trust.trusted or trusted_by_environment()
+
+    def allows(self, item: TrustItem | None) -> bool:
+        """Whether the project setting ``item`` stands for may be used now."""
+        return item is None or self.trust.allows(item) or trusted_by_environment()
+
+    def approve(self, shown: ProjectTrust | None = None) -> ProjectTrust:
+        """The person trusts the project's settings: exactly those ``shown`` to
+        them (a card), or else those on disk now (``/trust yes``, which lists
+        what it approved)."""
+        current = shown if shown is not None else assess_project(self.root, home=self.home)
+        self.trust = approve_project(current, home=self.home)
         return self.trust
 
     def reload(
@@ -104,11 +125,14 @@ class SessionSafety:
                 fresh.rules.add(rule)
         return config, fresh
 
-    def _saved_rule(self, path: Path) -> None:
-        """An "always allow" saved to the project's local settings changes what
-        trust covers; the person's own rule keeps a trusted project trusted."""
-        if self.trust.state in ("approved", "nothing to trust"):
-            self.trust = approve_project(assess_project(self.root, home=self.home), home=self.home)
+    def _saved_rule(self, path: Path, rule: str, behavior: str) -> None:
+        """An "always allow" the person saved to the project's local settings is
+        theirs: trust that rule, and nothing else that appeared meanwhile (a
+        file a sandboxed command planted stays unapproved)."""
+        if behavior != "allow" or self.trust.everything:
+            return
+        item = allow_rule_item(LOCAL_SETTINGS.as_posix(), rule)
+        self.trust = approve_items(self.trust, [item], home=self.home)
 
 
 def secrets_of(values: Mapping[str, str]) -> dict[str, str]:

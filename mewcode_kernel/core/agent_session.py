@@ -61,7 +61,7 @@ from .subagents import (
 )
 from .tasks import TaskManager
 from .tools import RunContext, ToolRegistry, Toolset, builtin_tools
-from .trust import TRUST_ENV, ProjectTrust, assess_project
+from .trust import ProjectTrust, assess_project
 from .usage import Usage
 from .userdirs import display_path, mewcode_home, user_home
 
@@ -253,13 +253,14 @@ class AgentSession:
         """The OS sandbox commands run in; other spawners call ``sandbox.wrap``."""
         return self.safety.sandbox
 
-    def trust_project(self) -> ProjectTrust:
-        """The person trusts the project's settings as they are now: remember it
-        and apply them from the next call on (config, rules, mode default,
-        sandbox); session rules and the conversation are kept."""
+    def trust_project(self, shown: ProjectTrust | None = None) -> ProjectTrust:
+        """The person trusts the project's settings (exactly those ``shown`` to
+        them on a card; else those on disk now): remember it and apply them
+        from the next call on (config, rules, mode default, sandbox); session
+        rules and the conversation are kept."""
         ignored = self.safety.trust.notice()
         self._pending_notices[:] = [n for n in self._pending_notices if n.message != ignored]
-        self.safety.approve()
+        self.safety.approve(shown)
         self.config, gate = self.safety.reload(self.agent.gate, self._audit)
         self.agent.gate = gate
         self.agent.sandbox = self.safety.sandbox
@@ -440,7 +441,7 @@ class AgentSession:
     def _git_allowed(self) -> bool:
         """Whether git may run in the project to follow commands' changes: its
         own ``.git/config`` could name programs git runs, so only when trusted."""
-        return self.safety.trust.trusted or os.environ.get(TRUST_ENV, "").strip() == "1"
+        return self.safety.trusted_now()
 
     def _audit(self, record: AuditRecord) -> None:
         """The one place permission lines are written: every decision and every
@@ -722,9 +723,13 @@ def open_session(
         servers.sandbox_wrap = session.safety.sandbox.wrap
         if project_trusted is None:
             # read at each start: a /trust given later, or MEWCODE_TRUST_PROJECT set
-            # in the notebook after the session opened, counts
-            servers.project_trusted = lambda: (
-                session.safety.trust.trusted or os.environ.get(TRUST_ENV, "").strip() == "1"
+            # in the notebook after the session opened, counts; each project server
+            # starts only while the trust allows that very entry
+            servers.project_trusted = session.safety.trusted_now
+            servers.server_trusted = lambda server: (
+                session.safety.allows(server.trust_item)
+                if server.trust_item is not None
+                else session.safety.trusted_now()
             )
     return session
 

@@ -169,6 +169,7 @@ class Agent:
             emit=self.ctx.emit,
             scope=self.ctx.scope,
             checkpoints=self.ctx.checkpoints,
+            read_only=self.gate.read_only,
         )
 
     async def ask_person(self, ctx: RunContext, reason: str) -> bool:

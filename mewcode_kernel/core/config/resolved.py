@@ -18,6 +18,7 @@ from .providers import (
     default_model,
     default_model_aliases,
 )
+from .trust_items import TrustItem
 
 __all__ = [
     "ConfiguredProvider",
@@ -98,6 +99,8 @@ class McpServerConfig:
     source: str = ""
     line: int | None = None
     shadows: McpServerConfig | None = None
+    #: a project entry's trust item: it starts only while the trust allows it
+    trust_item: TrustItem | None = field(default=None, repr=False, compare=False)
 
     @property
     def origin(self) -> str:

@@ -26,6 +26,7 @@ from ..events import HookRan
 from ..lifecycle import BLOCKING_EVENTS, NOTHING, HookEvent, HookOutcome
 from ..sandbox import Sandbox
 from ..tools.base import Tool
+from ..trust import script_digest
 from .actions import Ran, RunSubagent, hook_env, payload_line, run_http, run_shell, run_subagent
 from .loader import HookSet, load_hooks
 from .rules import HookRule
@@ -274,6 +275,14 @@ class HookEngine:
         action = rule.action
         try:
             if action.type == "shell":
+                changed = _changed_script(self.root, rule.scripts)
+                if changed is not None:
+                    return Ran(
+                        verdict=Verdict(
+                            failure=f"not run: {changed} changed since you trusted this project "
+                            "(/trust shows it; trust it again to run this hook)"
+                        )
+                    )
                 sandbox = self._sandbox()
                 wrap = None
                 if sandbox is not None and sandbox.active:
@@ -356,3 +365,12 @@ class HookEngine:
 
     def _failed(self, rule: HookRule, event: HookEvent, why: str) -> str:
         return f"Hook {rule.name} ({event}) failed: {self._redact(why)}; it was ignored."
+
+
+def _changed_script(root: Path, scripts: tuple[tuple[str, str], ...]) -> str | None:
+    """The first of a hook's trusted scripts whose content is not what was
+    trusted any more (``None``: all as trusted)."""
+    for rel, digest in scripts:
+        if script_digest(root, rel) != digest:
+            return rel
+    return None

@@ -63,6 +63,8 @@ class SandboxPolicy:
     hidden: tuple[str, ...] = ()
     temp_dirs: tuple[str, ...] = ("/tmp",)
     network: Network = "on"
+    #: a read-only role: the writable directories are shown read-only
+    read_only: bool = False
 
 
 def bwrap_argv(
@@ -76,9 +78,10 @@ def bwrap_argv(
     for path in dict.fromkeys(policy.shown):
         if os.path.lexists(path) and not os.path.islink(path):
             out += ["--ro-bind", path, path]
+    bind = "--ro-bind" if policy.read_only else "--bind"
     for path in dict.fromkeys(policy.writable):
         if os.path.isdir(path):
-            out += ["--bind", path, path]
+            out += [bind, path, path]
     for path in dict.fromkeys(policy.readonly):
         if os.path.lexists(path) and not os.path.islink(path):
             out += ["--ro-bind", path, path]

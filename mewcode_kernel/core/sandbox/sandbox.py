@@ -117,14 +117,23 @@ class Sandbox:
             network=self.settings.network,
         )
 
-    def wrap(self, argv: Sequence[str], *, cwd: str | os.PathLike[str] | None = None) -> list[str]:
+    def wrap(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        read_only: bool = False,
+    ) -> list[str]:
         """The command line that runs ``argv`` (in ``cwd``) inside the sandbox,
-        or ``argv`` unchanged when the sandbox is not active."""
+        or ``argv`` unchanged when the sandbox is not active. ``read_only``
+        (a read-only role): nothing but the private temp dir is writable."""
         if not self.active:
             return list(argv)
         assert self.support.bwrap is not None
         where = os.path.realpath(cwd) if cwd is not None else self.root
         policy = self.policy()
+        if read_only:
+            policy = dataclasses.replace(policy, read_only=True)
         shown = _named_temp_paths(argv, policy)
         if shown:
             policy = dataclasses.replace(policy, shown=shown)

@@ -114,8 +114,13 @@ async def bash(
     if sandbox is None or not sandbox.active:
         text, code = await _run(ctx, argv, cwd, limit, notes)
         return _format(text, code, notes)
-    text, code = await _run(ctx, sandbox.wrap(argv, cwd=cwd), cwd, limit, notes)
+    wrapped = sandbox.wrap(argv, cwd=cwd, read_only=ctx.read_only)
+    text, code = await _run(ctx, wrapped, cwd, limit, notes)
     if code == 0 or not _SANDBOX_FAILURE.search(text):
+        return _format(text, code, notes)
+    if ctx.read_only:
+        # a read-only role never runs unsandboxed: the read-only file system is its boundary
+        notes.append("[read-only role: the file system is read-only for its commands]")
         return _format(text, code, notes)
     assert ctx.services is not None
     why = _SANDBOX_FAILURE.search(text)

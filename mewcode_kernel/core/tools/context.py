@@ -138,6 +138,9 @@ class RunContext:
     emit: Callable[[AgentEvent], None] = _discard
     scope: CancelScope = field(default_factory=CancelScope)
     checkpoints: FileCheckpoints | None = None
+    #: the calling role may change nothing (``Explore``, ``Plan``, their forks):
+    #: what it starts runs with the file system read-only
+    read_only: bool = False
 
     def __post_init__(self) -> None:
         if self.workspace is None:
