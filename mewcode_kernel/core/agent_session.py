@@ -179,7 +179,12 @@ class AgentSession:
         self.safety.watch(gate, self.agent.tools)
         self.context = SessionContext(
             agent=self.agent,
-            prompts=PromptAssembler(root, home=personal, skills=self._skills_section),
+            prompts=PromptAssembler(
+                root,
+                home=personal,
+                skills=self._skills_section,
+                trusted=lambda: self.safety.trust.trusted,
+            ),
             notices=self._pending_notices,
         )
         self.subagents = SubagentRunner(
