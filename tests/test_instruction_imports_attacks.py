@@ -463,3 +463,27 @@ def test_a_folder_swapped_for_a_link_after_the_check_is_not_read(tmp_path: Path)
     os.symlink(tmp_path / "outside" / "docs" / "a.md", checked)
     with pytest.raises(NotRegularFileError, match="symlink"):
         read_regular_file(checked, 100)
+
+
+def test_hard_links_in_the_project_are_not_read(world: World) -> None:
+    """A hard link's other name may be anywhere (here: the user's key); the
+    project's files are read only when they have no other name."""
+    os.link(world.home / ".ssh" / "id_rsa", world.project / "key.md")
+    os.link(world.state / "config.yaml", world.project / "AGENTS.md")
+    (world.project / ".mewcode").mkdir()
+    os.link(world.outside / "secret.md", world.project / ".mewcode" / "MEMORY.md")
+    world.claude("RULES @key.md\n")
+    found = world.load(trusted=True)
+    assert "RULES" in found.render() and leaked(found.render()) == []
+    assert any("@key.md not read (it has other hard links" in w for w in found.warnings)
+    assert any(w.startswith("AGENTS.md not read (it has other hard links") for w in found.warnings)
+    assert MemoryStore(world.project, home=world.home).render() == ("", [])
+
+
+def test_a_flood_of_imports_neither_stalls_nor_buries_the_user(world: World) -> None:
+    world.claude("FLOOD " + " ".join(f"@../outside/x{n}.md" for n in range(50_000)) + "\n")
+    found = world.load()
+    assert "FLOOD" in found.render()
+    assert len(found.warnings) <= 53  # 50 listed, the import cap, "and more", the size cap
+    assert any("only the first 500 were looked at" in w for w in found.warnings)
+    assert any(w.startswith("... and ") for w in found.warnings)

@@ -31,11 +31,13 @@ class NotRegularFileError(OSError):
     """The path is not (or no longer) the regular file that was checked."""
 
 
-def read_regular_file(real: str, limit: int) -> bytes:
+def read_regular_file(real: str, limit: int, *, single_link: bool = False) -> bytes:
     """Up to ``limit`` + 1 bytes of the regular file at ``real`` (a resolved
     path: no symlink anywhere in it). Raises ``NotRegularFileError`` for a
-    FIFO, device, socket or directory, or when the file opened is not the one
-    at ``real`` (a component was swapped meanwhile); ``OSError`` otherwise."""
+    FIFO, device, socket or directory, when the file opened is not the one
+    at ``real`` (a component was swapped meanwhile), or, with
+    ``single_link``, when the file has other hard links (its other name may
+    be anywhere on the file system); ``OSError`` otherwise."""
     try:
         fd = os.open(real, _FLAGS)
     except OSError as exc:
@@ -48,6 +50,10 @@ def read_regular_file(real: str, limit: int) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise NotRegularFileError(errno.EINVAL, "it is not a regular file")
+        if single_link and info.st_nlink > 1:
+            raise NotRegularFileError(
+                errno.EMLINK, "it has other hard links, so it may be a file from elsewhere"
+            )
         opened = _opened_path(fd)
         moved = opened != real if opened is not None else not _same_file(info, real)
         if moved:

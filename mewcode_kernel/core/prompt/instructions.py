@@ -46,6 +46,10 @@ USER_INSTRUCTIONS = Path(".mewcode") / "MEWCODE.md"
 MAX_IMPORT_DEPTH = 4
 MAX_INSTRUCTION_CHARS = 40_000
 _MAX_FILE_BYTES = 1 << 20
+#: imports looked at per load, and warnings listed: a file of a million
+#: ``@x`` must neither stall the load nor bury the user in notices
+_MAX_IMPORTS = 500
+_MAX_WARNINGS = 50
 
 _IMPORT = re.compile(r"(?:^|(?<=\s))@((?:~/|\.{1,2}/|/)?[\w.\-/~]*[\w\-/])")
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
@@ -149,6 +153,14 @@ class _Loader:
     warnings: list[str] = field(default_factory=list)
     total: int = 0
     truncated: bool = False
+    imports: int = 0
+    unlisted: int = 0
+
+    def warn(self, message: str) -> None:
+        if len(self.warnings) < _MAX_WARNINGS:
+            self.warnings.append(message)
+        else:
+            self.unlisted += 1
 
     def add_found(self, path: Path, origin: Origin) -> None:
         """One of the instruction files looked for in its usual place. The
@@ -166,7 +178,7 @@ class _Loader:
         else:
             why = None
         if why is not None:
-            self.warnings.append(f"{label} links to {_shown(real, self.home)}; not read: {why}")
+            self.warn(f"{label} links to {_shown(real, self.home)}; not read: {why}")
             return
         if os.path.isdir(real):
             return
@@ -174,23 +186,24 @@ class _Loader:
 
     def add_import(self, ref: str, by: InstructionFile, base: Path) -> None:
         """``@ref`` found in ``by`` (whose folder is ``base``)."""
+        self.imports += 1
+        if self.imports > _MAX_IMPORTS:
+            return  # said once, after the load
         path = self._resolve(ref, base)
         real = os.path.realpath(path)
         why = self.scope.refusal(real, by.origin, named=str(path))
         if why is not None:
             shown = _shown(real, self.home)
             leads = f" (it leads to {shown})" if shown not in (ref, str(path)) else ""
-            self.warnings.append(
-                f"{by.label}: @{ref} not imported{leads}: {why}; it stays as written"
-            )
+            self.warn(f"{by.label}: @{ref} not imported{leads}: {why}; it stays as written")
             return
         if real in self.seen:
             return
         if not os.path.exists(real):
-            self.warnings.append(f"{by.label}: imported file @{ref} was not found")
+            self.warn(f"{by.label}: imported file @{ref} was not found")
             return
         if by.depth + 1 > MAX_IMPORT_DEPTH:
-            self.warnings.append(
+            self.warn(
                 f"{by.label}: @{ref} not imported (imports nest at most {MAX_IMPORT_DEPTH} deep)"
             )
             return
@@ -212,9 +225,10 @@ class _Loader:
             return
         self.seen.add(real)
         try:
-            raw = read_regular_file(real, _MAX_FILE_BYTES)
+            # a hard link's other name may be outside: only the user's own may have one
+            raw = read_regular_file(real, _MAX_FILE_BYTES, single_link=origin == "project")
         except OSError as exc:
-            self.warnings.append(f"{what} not read ({exc.strerror or exc})")
+            self.warn(f"{what} not read ({exc.strerror or exc})")
             return
         text = raw[:_MAX_FILE_BYTES].decode("utf-8", errors="replace")
         if not text.strip():
@@ -273,6 +287,13 @@ def load_instructions(
         for name in INSTRUCTION_FILES:
             loader.add_found(d / name, "project")
     warnings = list(loader.warnings)
+    if loader.imports > _MAX_IMPORTS:
+        warnings.append(
+            f"instruction files hold {loader.imports:,} imports; only the first "
+            f"{_MAX_IMPORTS} were looked at"
+        )
+    if loader.unlisted:
+        warnings.append(f"... and {loader.unlisted:,} more problems with instruction files")
     if loader.truncated:
         warnings.append(
             f"instruction files hold {loader.total:,} characters, over the "

@@ -95,7 +95,8 @@ class MemoryStore:
             if place.refusal(real, "project") is not None:
                 return ""
         try:
-            return read_regular_file(real, _MAX_FILE_BYTES).decode("utf-8")
+            single = scope == "project"  # a hard link's other name may be outside the project
+            return read_regular_file(real, _MAX_FILE_BYTES, single_link=single).decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return ""
 
