@@ -114,7 +114,7 @@ def test_no_option_gains_a_mode_from_a_value(line: str, value: str) -> None:
 
 @pytest.mark.parametrize(
     "line",
-    ["--{v}", "-{v}", "--{v} plan", "--mo{v}", "--{v}=plan", "--new {v}"],
+    ["--{v}", "-{v}", "--{v} plan", "--mo{v}", "--{v}=plan", "--new {v}", "--$v", "--new $v"],
 )
 def test_an_expansion_cannot_name_an_option(line: str) -> None:
     with pytest.raises(UsageError):
