@@ -183,7 +183,7 @@ class AgentSession:
                 root,
                 home=personal,
                 skills=self._skills_section,
-                trusted=lambda: self.safety.trust.trusted,
+                trusted=self.safety.trusted_now,
             ),
             notices=self._pending_notices,
         )
