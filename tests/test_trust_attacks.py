@@ -41,12 +41,12 @@ def dirs(tmp_path: Path) -> tuple[Path, Path]:
 class _Recorder(http.server.BaseHTTPRequestHandler):
     seen: list[dict[str, str]]
 
-    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_POST(self) -> None:
         self.seen.append(dict(self.headers))
         self.send_response(500)
         self.end_headers()
 
-    do_GET = do_POST  # noqa: N815
+    do_GET = do_POST
 
     def log_message(self, *args: object) -> None:
         pass
