@@ -39,7 +39,7 @@ KEY_PATTERNS = tuple(
         r"\bdop_v1_[a-f0-9]{64}\b",  # DigitalOcean
         r"\bxapp-[A-Za-z0-9\-]{20,}",  # Slack app-level
         # a chat bot's token: Telegram's bot<digits>:<35 characters>
-        r"\b(?:bot)?\d{6,12}:AA[A-Za-z0-9_\-]{33}\b",
+        r"(?<![A-Za-z0-9])bot\d{6,12}:[A-Za-z0-9_\-]{30,}|\b\d{8,12}:AA[A-Za-z0-9_\-]{30,}",
         # a webhook's secret part: Slack's /services/T../B../<secret>, Discord's /<id>/<secret>
         r"hooks\.slack\.com/services/[A-Za-z0-9]+/[A-Za-z0-9]+/(?P<secret>[A-Za-z0-9]{16,})",
         r"discord(?:app)?\.com/api/webhooks/\d+/(?P<secret>[A-Za-z0-9_\-]{30,})",
