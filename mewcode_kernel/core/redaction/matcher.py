@@ -4,7 +4,7 @@ Each secret is expanded into its forms (``forms.forms_of``), folded as the
 text is (``views.fold``). A form counts where the text holds all of it, or,
 for the forms that count in pieces, a run of at least half of it (and at
 least ``MIN_LENGTH`` characters); such a piece is left alone when it reads
-as ordinary words (no digit, long words with vowels: ``horsebattery`` from
+as ordinary words (``_ordinary``: ``horse-battery`` from
 ``correct-horse-battery-9``), and so is a whole value that only matched
 across separators and reads so (``pass word`` for ``password``).
 
@@ -35,7 +35,8 @@ mangle ordinary text)."""
 _MOST_FINDS = 450
 _SCAN_ANCHOR = MIN_LENGTH
 _LETTERS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
-_VOWELS = frozenset("aeiouyAEIOUY")
+_VOWELS = frozenset("aeiouAEIOU")
+_CONSONANTS = re.compile(r"[b-df-hj-np-tv-z]{5}", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,16 +180,19 @@ def _common_suffix(a: str, b: str) -> int:
 
 
 def _ordinary(text: str) -> bool:
-    """Whether ``text`` reads as ordinary words: no digit, words (split at
-    separators and capitals) of three letters or more on average, and a
-    quarter of the letters vowels. Random text (a key, base64) does not."""
+    """Whether ``text`` reads as ordinary words: no digit; words (split at
+    separators and capitals) none of which is a lone letter (but "a" and
+    "I") nor two letters with a capital; a quarter of the letters vowels
+    and no five consonants in a row. A random piece of a key or of base64
+    does not read so."""
     if any(c.isdigit() for c in text):
         return False
     words = _LETTERS.findall(text)
-    letters = sum(len(w) for w in words)
+    letters = "".join(words)
     if not letters:
         return True
-    if letters < 3 * len(words):
-        return False
-    vowels = sum(c in _VOWELS for w in words for c in w)
-    return vowels * 4 >= letters
+    for word in words:
+        if (len(word) == 1 and word not in "aAI") or (len(word) == 2 and not word.islower()):
+            return False
+    vowels = sum(c in _VOWELS for c in letters)
+    return vowels * 4 >= len(letters) and not _CONSONANTS.search(letters)

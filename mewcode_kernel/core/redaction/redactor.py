@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from .matcher import MIN_LENGTH, Match, Matcher
 from .names import looks_secret
 from .patterns import credentials_in
-from .views import dump_tail, folded_positions
+from .views import dump_tail, fold, folded_positions
 
 __all__ = ["Redactor", "Secrets", "StreamRedactor", "environment_secrets"]
 
@@ -113,7 +113,7 @@ class Redactor:
         (``len(text)``: nothing could)."""
         matcher = self._matcher
         start = max(0, len(text) - min(_SPREAD * matcher.longest + _SLACK, _MOST_HELD))
-        folded, positions = folded_positions(text[start:])
+        folded = fold(text[start:])
         lo, hi = 0, len(folded)  # folded[hi:] is in every form; find the first such
         while lo < hi:
             mid = (lo + hi) // 2
@@ -121,7 +121,9 @@ class Redactor:
                 hi = mid
             else:
                 lo = mid + 1
-        cut = start + positions[lo] if lo < len(folded) else len(text)
+        cut = len(text)
+        if lo < len(folded):  # where that character is in the text
+            cut = start + folded_positions(text[start:])[1][lo]
         lines = _DUMP_LINES_PER_SECRET * (matcher.longest // 16 + 2)
         dump = dump_tail(text, lines)
         return min(cut, dump) if dump is not None else cut
