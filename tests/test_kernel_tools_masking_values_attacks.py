@@ -308,7 +308,10 @@ def test_in_a_kernel_no_tool_shows_a_password_column_or_a_secret_in_an_error(
         ("inspect_variable", {"name": "accounts.password.values"}),
         ("inspect_variable", {"name": "snapshot"}),
         ("last_error", {}),
-        ("run_python", {"code": "print(accounts.values); print(encoded); accounts.password[0][::-1]"}),
+        (
+            "run_python",
+            {"code": "print(accounts.values); print(encoded); accounts.password[0][::-1]"},
+        ),
     ]
     script.add(*(reply(tool_calls=[c]) for c in calls), reply(text="Seen."))
     kernel.ok("%%agent --new\nWhat went wrong with @snapshot?")
@@ -346,7 +349,13 @@ def test_in_a_kernel_run_pythons_children_hold_no_secret_by_any_name(
         script.add(reply(tool_calls=[("run_python", {"code": code})]), reply(text="Done."))
         kernel.ok("%%agent --new\nSpawn some processes.")
         assert "ran" in result_text(script.received[-1])
-        names = ("child-env.txt", "child-environ.bin", "system-env.txt", "bang-env.txt", "given-env.txt")
+        names = (
+            "child-env.txt",
+            "child-environ.bin",
+            "system-env.txt",
+            "bang-env.txt",
+            "given-env.txt",
+        )
         for name in names:
             text = (project / name).read_bytes().decode("utf-8", "replace").replace("\0", "\n")
             assert "PATH=" in text, name
