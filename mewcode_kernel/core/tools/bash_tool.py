@@ -30,17 +30,18 @@ import contextlib
 import os
 import re
 import signal
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field
 
+from ..child_env import ChildEnv
 from ..errors import ToolError
 from .base import tool
 from .context import RunContext
 
-__all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "bash"]
+__all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "bash", "command_env"]
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 600.0
@@ -182,6 +183,13 @@ async def _run(
         transport.close()
     code = transport.get_returncode()
     return proto.capture.text(), -1 if code is None else code
+
+
+def command_env(environ: Mapping[Any, Any] | None = None) -> dict[Any, Any]:
+    """The environment for a command outside a session: ``core.child_env``'s
+    default rule over ``environ`` (default ``os.environ``). A session's
+    commands use its own rule (``RunContext.child_env``)."""
+    return ChildEnv().build(os.environ if environ is None else environ)
 
 
 def _format(text: str, code: int, notes: list[str]) -> str:
