@@ -343,3 +343,18 @@ def test_a_rule_without_secrets_reads_them_from_the_environment(
         {"PATH": "/bin", "COPY_A": KEY, "COPY_B": f"x{PLAIN}x", "COPY_C": "fine"}
     )
     assert env == {"PATH": "/bin", "COPY_C": "fine"}
+
+
+@pytest.mark.parametrize("secret", [KEY, PLAIN], ids=["sk-key", "plain"])
+@pytest.mark.parametrize("encoding", ["base64", "base64 -w0 | tr '+/' '-_'", "xxd -p", "rev"])
+def test_each_half_encoded_on_its_own_has_the_longer_half_masked(
+    encoding: str, secret: str
+) -> None:
+    redactor = Redactor({NAME: secret})
+    for cut in (len(secret) // 3, len(secret) // 2, len(secret) // 2 + 1, 2 * len(secret) // 3):
+        first, second = secret[:cut], secret[cut:]
+        printed = run(encoding, first) + "\n" + run(encoding, second)
+        out = redactor.redact(printed)
+        longer = first if len(first) >= len(second) else second
+        assert run(encoding, longer).strip() not in out, (cut, printed, out)
+        assert "[REDACTED:" in out

@@ -11,8 +11,9 @@ octal words, ``od -d``, ``xxd -e``). Each form is what the text would show
 once separators are taken out (``views.fold``): the digits of ``od -b`` run
 together, as do the words of ``xxd``.
 
-The value itself, its reverse, its hex and its URL quoting also count in
-pieces (a secret split in two); the other forms count whole (what is left
+The value itself, its reverse, its hex, its URL quoting and its base64 also
+count in pieces (a secret split in two, each half printed or encoded on its
+own); the other forms count whole (what is left
 of them at the encoded text's edges, where neighbouring bytes mix in, is
 not part of the form).
 """
@@ -39,6 +40,9 @@ class Form:
     kind: str
     text: str
     pieces: bool = False
+    #: characters a piece may fall short of half: an encoded half loses its
+    #: last group's characters (base64 of each half of a split secret)
+    slack: int = 0
 
 
 def forms_of(value: str, *, every: bool = True) -> list[Form]:
@@ -60,8 +64,8 @@ def _forms(value: str, data: bytes, *, every: bool) -> Iterator[Form]:
     yield Form("url-quoted", quote(value, safe=""), pieces=True)
     for offset in range(3):
         core = _core(data, offset, 3, 4, base64.b64encode)
-        yield Form("base64", core)
-        yield Form("base64url", core.replace("+", "-").replace("/", "_"))
+        yield Form("base64", core, pieces=True, slack=4)
+        yield Form("base64url", core.replace("+", "-").replace("/", "_"), pieces=True, slack=4)
     if not every:
         return
     if value.isascii():  # UTF-16: each character and a zero byte, in either order

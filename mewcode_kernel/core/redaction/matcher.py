@@ -72,7 +72,7 @@ class Matcher:
                 if len(folded) < MIN_LENGTH or folded in seen:
                     continue
                 seen.add(folded)
-                half = max(MIN_LENGTH, -(-len(folded) // 2))
+                half = max(MIN_LENGTH, -(-len(folded) // 2) - form.slack)
                 least = half if form.pieces else len(folded)
                 self.forms.append(_Form(name, folded, least, form.kind == "value"))
         self._tables: dict[bool, dict[str, list[tuple[int, int]]]] = {}
