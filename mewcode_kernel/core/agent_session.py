@@ -175,6 +175,7 @@ class AgentSession:
             ),
             sandbox=self.safety.sandbox,
             redactor=self.safety.redactor,
+            child_env=self.safety.child_env,
         )
         self.safety.watch(gate, self.agent.tools)
         self.context = SessionContext(
@@ -458,7 +459,10 @@ class AgentSession:
         if self._writer is not None:
             return
         self._writer = SessionStore.create(
-            self.root, provider=self.provider.name, model=self.provider.model
+            self.root,
+            provider=self.provider.name,
+            model=self.provider.model,
+            redact=self.safety.redactor.redact,
         )
         self.agent.ctx = self._run_context(self.agent.gate, self._writer.path)
         for message in self.conversation.messages:
@@ -550,10 +554,16 @@ class AgentSession:
                 self._close_writer()  # resuming this very session: let go of it first
         if fork:
             loaded, writer = SessionStore.fork(
-                self.root, session_id, provider=self.provider.name, model=self.provider.model
+                self.root,
+                session_id,
+                provider=self.provider.name,
+                model=self.provider.model,
+                redact=self.safety.redactor.redact,
             )
         else:
-            loaded, writer = SessionStore.resume(self.root, session_id)
+            loaded, writer = SessionStore.resume(
+                self.root, session_id, redact=self.safety.redactor.redact
+            )
         await self._end("resume")
         self._close_writer()
         self.state.reset()
@@ -719,6 +729,7 @@ def open_session(
                 root_path,
                 home=personal,
                 sandbox=lambda: session.safety.sandbox,
+                child_env=lambda: session.safety.child_env,
                 redact=lambda text: session.safety.redactor.redact(text),
                 tools=lambda name: session.tools.get(name),
             )
@@ -726,6 +737,7 @@ def open_session(
     if mcp is None and servers is not None:
         # this session's servers: confined by its sandbox, trusted with its project
         servers.sandbox_wrap = session.safety.sandbox.wrap
+        servers.child_env = session.safety.child_env
         if project_trusted is None:
             # read at each start: a /trust given later, or MEWCODE_TRUST_PROJECT set
             # in the notebook after the session opened, counts; each project server

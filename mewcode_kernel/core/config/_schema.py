@@ -177,6 +177,7 @@ class ConfigFile(_Section):
     subagents: SubagentsSection = Field(default_factory=SubagentsSection)
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
     mcp_env_allowlist: list[str] = Field(default_factory=list)
+    env_allowlist: list[str] = Field(default_factory=list)
 
     @field_validator(
         "providers", "mcp_servers", "permissions", "tasks", "subagents", "sandbox", mode="before"
@@ -185,7 +186,7 @@ class ConfigFile(_Section):
     def _null_is_empty(cls, value: Any) -> Any:
         return {} if value is None else value
 
-    @field_validator("mcp_env_allowlist", mode="before")
+    @field_validator("mcp_env_allowlist", "env_allowlist", mode="before")
     @classmethod
     def _one_name_is_a_list(cls, value: Any) -> Any:
         if value is None:

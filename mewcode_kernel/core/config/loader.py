@@ -16,6 +16,9 @@ Layering rules (user first, then project on top):
   the server's ``unset_vars``. A project entry that replaces a user entry
   keeps it as ``shadows`` (used while the project is not trusted). ``mcp_env_allowlist`` is read from the user
   file only (a project cannot widen what reaches the user's servers).
+* ``env_allowlist``: host variables every child process inherits beyond the
+  default allowlist (``core.child_env``); user file only, like
+  ``mcp_env_allowlist``. A lone ``*`` is refused (it would pass everything).
 * ``permissions``: both files' rules are kept, user rules first; each rule
   remembers its file and line.
 
@@ -154,7 +157,8 @@ def load_config(
             )
         ),
         mcp_servers=_merge_servers(layers, mcp_json, user_path, env),
-        mcp_env_allowlist=_allowlist(layers, user_path, warnings),
+        mcp_env_allowlist=_allowlist(layers, user_path, warnings, "mcp_env_allowlist"),
+        env_allowlist=_allowlist(layers, user_path, warnings, "env_allowlist"),
         tasks=TaskSettings(**_merged(layers, "tasks")),
         subagents=SubagentSettings(**_merged(layers, "subagents")),
         sandbox=_merge_sandbox(layers, root, project, allowed, user_home(home)),
@@ -447,23 +451,42 @@ def _server(
     )
 
 
+_ALLOWLIST_WHY = {
+    "mcp_env_allowlist": "which of your variables reach MCP servers",
+    "env_allowlist": "which of your variables reach the commands and servers it starts",
+}
+
+
 def _allowlist(
-    layers: list[Layer], user_path: Path | None, warnings: list[ConfigError]
+    layers: list[Layer], user_path: Path | None, warnings: list[ConfigError], key: str
 ) -> tuple[str, ...]:
+    """The names the user's file lists under ``key`` (a project's are ignored, with a warning)."""
     names: list[str] = []
     for layer in layers:
-        if "mcp_env_allowlist" not in layer.file.model_fields_set:
+        if key not in layer.file.model_fields_set:
             continue
         if layer.path != user_path:
             warnings.append(
                 ConfigError(
-                    "mcp_env_allowlist is read from ~/.mewcode/config.yaml only (a project "
-                    "cannot choose which of your variables reach MCP servers); it is ignored",
+                    f"{key} is read from ~/.mewcode/config.yaml only (a project cannot choose "
+                    f"{_ALLOWLIST_WHY[key]}); it is ignored",
                     path=str(layer.path),
-                    line=layer.line_of(("mcp_env_allowlist",)),
-                    field="mcp_env_allowlist",
+                    line=layer.line_of((key,)),
+                    field=key,
                 )
             )
             continue
-        names += [n for n in layer.file.mcp_env_allowlist if n not in names]
+        for name in getattr(layer.file, key):
+            if name.strip() == "*":
+                warnings.append(
+                    ConfigError(
+                        f"{key}: a lone '*' would pass every variable; it is ignored "
+                        "(name a family as PREFIX_*)",
+                        path=str(layer.path),
+                        line=layer.line_of((key,)),
+                        field=key,
+                    )
+                )
+            elif name not in names:
+                names.append(name)
     return tuple(names)

@@ -163,6 +163,9 @@ class ResolvedConfig:
     subagents: SubagentSettings = field(default_factory=lambda: SubagentSettings())
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     mcp_env_allowlist: tuple[str, ...] = ()
+    #: host variables every child process (bash, hooks, MCP servers, run_python's
+    #: children) inherits beyond ``child_env.DEFAULT_ALLOWLIST`` (user config only)
+    env_allowlist: tuple[str, ...] = ()
     warnings: list[ConfigError] = field(default_factory=list)
     #: files that exist but could not be used at all and may hold deny rules
     #: (the permission gate makes every call ask until they are fixed)

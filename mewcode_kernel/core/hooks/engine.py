@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..child_env import ChildEnv
 from ..events import HookRan
 from ..lifecycle import BLOCKING_EVENTS, NOTHING, HookEvent, HookOutcome
 from ..sandbox import Sandbox
@@ -54,8 +55,9 @@ class RuleStats:
 class HookEngine:
     """Runs the rules ``load_hooks(root, home=home)`` finds (see ``reload``).
 
-    ``sandbox`` gives the session's OS sandbox of the moment; ``redact`` takes
-    secrets out of what hooks print; ``tools`` finds a tool by name (for
+    ``sandbox`` gives the session's OS sandbox of the moment; ``child_env`` its
+    rule for the environment of hook commands; ``redact`` takes secrets out
+    of what hooks print; ``tools`` finds a tool by name (for
     Claude Code matchers and payloads); ``run_subagent(name, prompt)`` runs a
     subagent and returns its answer; ``on_late`` receives the notices of
     async rules, which finish after their event.
@@ -67,6 +69,7 @@ class HookEngine:
         *,
         home: Path | None = None,
         sandbox: Callable[[], Sandbox | None] = lambda: None,
+        child_env: Callable[[], ChildEnv | None] = lambda: None,
         redact: Callable[[str], str] = lambda text: text,
         tools: Callable[[str], Tool | None] = lambda name: None,
         run_subagent: RunSubagent | None = None,
@@ -76,6 +79,7 @@ class HookEngine:
         self.root = root
         self.home = home
         self._sandbox = sandbox
+        self._child_env = child_env
         self._redact = redact
         self._tools = tools
         self.run_subagent = run_subagent
@@ -287,7 +291,7 @@ class HookEngine:
                 wrap = None
                 if sandbox is not None and sandbox.active:
                     wrap = lambda argv: sandbox.wrap(argv, cwd=self.root)  # noqa: E731
-                env = hook_env(self.root, str(payload.get("session_id") or ""))
+                env = hook_env(self.root, str(payload.get("session_id") or ""), self._child_env())
                 return await run_shell(
                     action.command,
                     event,
@@ -342,7 +346,7 @@ class HookEngine:
         stats.runs += 1
         if verdict.failure is not None:
             stats.failures += 1
-            stats.last.append(f"failed: {verdict.failure}")
+            stats.last.append(f"failed: {self._redact(verdict.failure)}")
         else:
             stats.last.append(verdict.outcome)
 

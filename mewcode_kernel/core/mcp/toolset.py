@@ -31,6 +31,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..child_env import ChildEnv
 from ..config import McpServerConfig
 from ..events import Notice
 from ..tools.base import Tool, ToolOutput
@@ -85,7 +86,9 @@ class McpToolset:
 
     ``env`` is the host environment servers inherit from (through the
     allowlist) and ``${VAR}`` came from; ``allowlist`` adds names to
-    ``DEFAULT_ENV_ALLOWLIST``.
+    ``DEFAULT_ENV_ALLOWLIST``; ``child_env`` is the session's rule for its
+    processes' environment (its allowlist and known secrets, which also keep
+    secrets out of the servers' log files; default: the secrets of ``env``).
     """
 
     name = "mcp"
@@ -100,9 +103,11 @@ class McpToolset:
         project_trusted: Callable[[], bool] | None = None,
         sandbox_wrap: Callable[[Sequence[str]], list[str]] | None = None,
         server_trusted: Callable[[McpServerConfig], bool] | None = None,
+        child_env: ChildEnv | None = None,
     ) -> None:
         self.root = root
         self.sandbox_wrap = sandbox_wrap
+        self.child_env = child_env
         self._servers = dict(servers)
         self._env = dict(env)
         self._allowlist = tuple(allowlist)
@@ -292,6 +297,7 @@ class McpToolset:
                     host_env=self._env,
                     allowlist=self._allowlist,
                     wrap=self.sandbox_wrap,
+                    rule=self.child_env,
                 )
                 if server.type == "stdio"
                 else None

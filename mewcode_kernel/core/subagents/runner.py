@@ -239,6 +239,7 @@ class SubagentRunner:
             model=model or parent.model,
             sandbox=parent.sandbox,  # a child's commands are confined like the parent's
             redactor=parent.redactor,
+            child_env=parent.child_env,
         )
         name = request.name or (FORK_NAME if fork else definition.name)
         return _Child(
@@ -511,7 +512,7 @@ class SubagentRunner:
         if directory is None:
             return None
         try:
-            path = save_full_text(directory, f"{task_id}-result", text)
+            path = save_full_text(directory, f"{task_id}-result", self.parent.redactor.redact(text))
         except (OSError, UnsafeWriteError):
             return None
         root = self.parent.ctx.root

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..child_env import ChildEnv
 from ..fs import Workspace
 from ..messages import ToolUseBlock
 
@@ -85,6 +86,11 @@ class AgentServices(Protocol):
         """The session's OS sandbox; spawn processes through ``sandbox.wrap``."""
         ...
 
+    @property
+    def child_env(self) -> ChildEnv:
+        """The session's rule for the environment of the processes tools start."""
+        ...
+
     async def ask_person(self, ctx: RunContext, reason: str) -> bool:
         """Ask a person, now, to approve something about the running call
         (``ctx.call``) that no rule or policy may approve: ``False`` when
@@ -152,6 +158,13 @@ class RunContext:
             from ..events import ToolProgress
 
             self.emit(ToolProgress(call=self.call, output=output, status=status))
+
+    def child_env(self) -> ChildEnv:
+        """The environment rule for processes this call starts: the session's
+        (its allowlist and known secrets), or, without one, the default rule
+        with the secrets read from the environment."""
+        found = getattr(self.services, "child_env", None)  # services of any shape
+        return found if isinstance(found, ChildEnv) else ChildEnv()
 
     def require_services(self) -> AgentServices:
         """The session's services; a ``ToolError`` for tools run without a session."""
