@@ -324,7 +324,7 @@ class AgentController:
         """This turn's notebook context: the variables ``@var`` names, and one
         line when the cell before raised (if the session can ask last_error)."""
         if "last_error" in session.tools.names:
-            line = self.errors.context_line()
+            line = self.errors.context_line(self.shell)
             if line is not None:
                 session.state.add_reminder(line)
         else:

@@ -6,13 +6,17 @@ happen: ``%agent`` below other code in a cell, or ``run_cell_magic`` called
 directly. With no event loop running (a script, terminal IPython without
 autoawait) the turn runs to completion here; inside a running loop it cannot
 wait without blocking, so it says how to write the cell instead.
+
+IPython's own ``{var}`` expansion of the line is turned off
+(``no_var_expand``): it would expand the whole line before the options are
+split, letting a value add options; ``parse_cell`` expands instead.
 """
 
 from __future__ import annotations
 
 import asyncio
 
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
 from . import options
 from .errors import AgentUsageError
@@ -25,6 +29,7 @@ class AgentMagics(Magics):
     """Registers ``agent`` as both a line and a cell magic."""
 
     @line_cell_magic
+    @no_var_expand  # ``parse_cell`` expands, one value per option: IPython's would split values
     def agent(self, line: str, cell: str | None = None) -> None:
         try:
             asyncio.get_running_loop()

@@ -50,5 +50,5 @@ async def offer_trust(shell: Any, session: AgentSession, asked: set[str]) -> boo
         card.abandon("not answered: the cell was interrupted")
         raise
     if yes:
-        session.trust_project()
+        session.trust_project(trust)  # exactly what the card showed
     return yes

@@ -31,6 +31,7 @@ LAYERS: tuple[frozenset[str], ...] = (
             "pricing",
             "lifecycle",
             "redaction",
+            "child_env",
             "frontmatter",
             "userdirs",
             "project_paths",

@@ -98,20 +98,38 @@ def test_other_threads_spawn_unconfined_during_the_run(tmp_path: Path, outside: 
     assert not (outside / "run-thread").exists()
 
 
-def test_without_an_active_sandbox_children_run_as_before(tmp_path: Path, outside: Path) -> None:
+def test_without_an_active_sandbox_children_are_not_confined_but_get_the_command_environment(
+    tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a sandbox nothing is wrapped or refused, but what the code
+    starts gets the environment every child process gets (no secret by any
+    name); everything is put back after."""
+    monkeypatch.setenv("MY_CLAUDE", "sk-ant-api03-no-sandbox-still-no-key-0123456789")
     before = originals()
     for box in (
         Sandbox.off(tmp_path),
         Sandbox(tmp_path, SandboxSettings(enabled=False)),
     ):
         with confined(box):
-            assert originals() == before  # nothing patched at all
-        result = run_code(
-            SimpleNamespace(user_ns={}), writes(outside / "plain"), timeout=30, sandbox=box
+            assert originals()[2:5] == before[2:5]  # fork, exec, spawn: not refused
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0)
+            assert os.waitpid(pid, 0)[1] == 0
+        assert originals() == before
+        code = writes(outside / "plain") + (
+            f"subprocess.run(['sh', '-c', 'env > {outside / 'env'}'])\n"
+            f"os.system('env > {outside / 'system-env'}')\n"
         )
-        assert result.error is None
-        assert (outside / "plain").exists()
+        result = run_code(SimpleNamespace(user_ns={"os": os}), code, timeout=30, sandbox=box)
+        assert result.error is None, result.error
+        assert (outside / "plain").exists()  # not confined: it can write outside
+        for name in ("env", "system-env"):
+            env = (outside / name).read_text()
+            assert "PATH=" in env and "MY_CLAUDE" not in env and "sk-ant" not in env
+            (outside / name).unlink()
         (outside / "plain").unlink()
+        assert originals() == before
 
 
 @needs_bwrap

@@ -165,11 +165,15 @@ async def test_project_scope_installs_into_the_project(
     gh: FakeGitHub, tmp_path: Path, home: Path, settings: InstallSettings
 ) -> None:
     url, _ = publish(gh, {"SKILL.md": SKILL_MD})
-    ts = toolset(tmp_path, home, settings)
+    # the user's installed "demo" would be hidden by a project one: refused (it used to
+    # be installed, hiding it without a word)
+    with pytest.raises(SkillError, match=r"already exists in ~/\.mewcode/skills/demo"):
+        await toolset(tmp_path, home, settings).install(url, "project")
+    assert snapshot(home / ".mewcode/skills/demo")["SKILL.md"].endswith(b"Old.\n")
+    ts = toolset(tmp_path, tmp_path / "h", settings)
     done = await ts.install(url, "project")
     assert done.directory == tmp_path / "proj" / ".mewcode" / "skills" / "demo"
     assert ts.catalog.get("demo").source == "project"  # type: ignore[union-attr]
-    assert snapshot(home / ".mewcode/skills/demo")["SKILL.md"].endswith(b"Old.\n")
 
 
 async def test_project_scope_refuses_a_skills_folder_leading_outside(

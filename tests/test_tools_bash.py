@@ -76,10 +76,12 @@ async def test_runs_in_root_without_stdin(ctx: RunContext) -> None:
 async def test_secrets_are_not_passed_on(ctx: RunContext, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
     monkeypatch.setenv("MY_SERVICE_API_KEY", "sk-other")
-    monkeypatch.setenv("MEWCODE_HARMLESS", "visible")
+    monkeypatch.setenv("TZ", "Europe/Paris")
+    # only an allowlist passes: a variable no allowlist names stays behind
+    monkeypatch.setenv("MEWCODE_HARMLESS", "not-allowlisted")
     out = await run(ctx, "env")
     assert "sk-ant-secret" not in out and "sk-other" not in out
-    assert "MEWCODE_HARMLESS=visible" in out
+    assert "TZ=Europe/Paris" in out and "MEWCODE_HARMLESS" not in out
 
 
 async def test_long_output_keeps_head_and_tail(ctx: RunContext) -> None:

@@ -1,4 +1,5 @@
-"""The processes ``run_python``'s code starts: into the session's OS sandbox.
+"""The processes ``run_python``'s code starts: into the session's OS sandbox,
+with the environment every child process of the session gets.
 
 The code itself runs in the kernel's own process (that is the point: the
 user's namespace), so it cannot be confined; the processes it starts can.
@@ -9,9 +10,12 @@ running the code (and threads it starts during the run):
   ``os.popen``, asyncio's subprocesses, IPython's ``getoutput``) goes through
   ``Sandbox.wrap``, patched once at ``Popen._execute_child``, where the final
   command line is known: a shell string becomes ``["/bin/sh", "-c", cmd]``,
-  ``executable=`` replaces ``argv[0]``. The child's environment is the one
-  ``bash`` gets (``command_env``: no provider API keys), whether the code
-  passed ``env=`` or not;
+  ``executable=`` replaces ``argv[0]``. The child's environment is built by
+  ``core.child_env`` under the session's rule, as ``bash``'s is (the
+  allowlist, no known secret by any name): from the kernel's environment, or
+  from the code's ``env=``, where what the code set itself (a variable that
+  differs from the kernel's) is kept though no allowlist names it, unless it
+  holds a secret;
 * ``os.system`` and IPython's ``system`` (``!cmd``, which would use pexpect,
   that is ``fork``) run their shell command the same way;
 * what cannot be wrapped (``os.fork``/``forkpty``, ``os.exec*``,
@@ -23,6 +27,10 @@ running the code (and threads it starts during the run):
 The low-level functions are patched in every module that holds them (``os``
 and ``posix``; ``_posixsubprocess`` and ``subprocess``'s alias), so a
 reloaded ``subprocess`` finds the guards and is refused rather than escaping.
+
+Without an active sandbox, only the environment is taken care of: the same
+calls start their process unwrapped, with the same environment, and nothing
+is refused (``os.fork`` and the like then inherit the kernel's environment).
 
 The patches are process-global, so each guard first asks whether the caller
 is the run's thread: MCP servers, hooks and warm-up started by other threads
@@ -54,7 +62,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mewcode_kernel.core.tools.bash_tool import command_env
+from mewcode_kernel.core.child_env import ChildEnv
 
 __all__ = ["Wrapper", "confined"]
 
@@ -74,7 +82,8 @@ class Wrapper(Protocol):
 
 @dataclass(eq=False)
 class _Run:
-    sandbox: Wrapper
+    sandbox: Wrapper | None  # None: not confined, only the environment is built
+    env: ChildEnv
     popen: type[subprocess.Popen[Any]]
     threads: set[int] = field(default_factory=set)
 
@@ -160,9 +169,15 @@ def _execute_child_guard(original: Callable[..., Any]) -> Callable[..., Any]:
                 self, args, executable, preexec_fn, close_fds, pass_fds, cwd, env,
                 startupinfo, creationflags, shell, *rest, **kw,
             )  # fmt: skip
+        child_env = _environment(run.env, env)
+        if run.sandbox is None:
+            with _permitted():
+                return original(
+                    self, args, executable, preexec_fn, close_fds, pass_fds, cwd, child_env,
+                    startupinfo, creationflags, shell, *rest, **kw,
+                )  # fmt: skip
         if preexec_fn is not None:
             raise _refused("subprocess with preexec_fn (Python code run in the child)")
-        child_env = command_env(os.environ if env is None else env)
         argv = _command_line(args, executable, shell)
         where = os.fsdecode(cwd) if cwd is not None else os.getcwd()
         if not shell:
@@ -176,6 +191,19 @@ def _execute_child_guard(original: Callable[..., Any]) -> Callable[..., Any]:
 
     _execute_child.__wrapped__ = original  # type: ignore[attr-defined]
     return _execute_child
+
+
+def _environment(rule: ChildEnv, env: Mapping[Any, Any] | None) -> dict[Any, Any]:
+    """The child's environment: from the kernel's, or from ``env``, keeping
+    what the code set itself (not the kernel's own value) unless it is a secret."""
+    if env is None:
+        return rule.build(os.environ)
+    own = [
+        name
+        for name, value in ((os.fsdecode(k), os.fsdecode(v)) for k, v in env.items())
+        if os.environ.get(name) != value
+    ]
+    return rule.build(env, keep=own)
 
 
 def _shell_status(run: _Run, command: Any) -> int:
@@ -291,22 +319,26 @@ def _original(value: Any) -> Any:
     return value
 
 
-def _patches(popen: type[subprocess.Popen[Any]]) -> list[tuple[Any, str, Any]]:
-    """(owner, attribute, guard) for everything patched during a run."""
+def _patches(popen: type[subprocess.Popen[Any]], *, confine: bool) -> list[tuple[Any, str, Any]]:
+    """(owner, attribute, guard) for everything patched during a run
+    (``confine``: the sandbox is active, what cannot be wrapped is refused)."""
     out: list[tuple[Any, str, Any]] = [
         (popen, "_execute_child", _execute_child_guard(_original(popen._execute_child)))
     ]
     for module in (os, posix):
         if hasattr(module, "system"):
             out.append((module, "system", _system_guard(_original(module.system))))
-        for name in _REFUSED_OS:
+        for name in _REFUSED_OS if confine else ():
             if hasattr(module, name):
                 guard = _refusing_guard(_original(getattr(module, name)), f"os.{name}")
                 out.append((module, name, guard))
-    fork_exec = _refusing_guard(_original(_posixsubprocess.fork_exec), "_posixsubprocess.fork_exec")
-    out.append((_posixsubprocess, "fork_exec", fork_exec))
-    if hasattr(subprocess, "_fork_exec"):  # 3.12+'s alias, imported at load
-        out.append((subprocess, "_fork_exec", fork_exec))
+    if confine:
+        fork_exec = _refusing_guard(
+            _original(_posixsubprocess.fork_exec), "_posixsubprocess.fork_exec"
+        )
+        out.append((_posixsubprocess, "fork_exec", fork_exec))
+        if hasattr(subprocess, "_fork_exec"):  # 3.12+'s alias, imported at load
+            out.append((subprocess, "_fork_exec", fork_exec))
     for owner, name in (
         (_thread, "start_new_thread"),
         (_thread, "start_joinable_thread"),  # 3.13+
@@ -319,23 +351,26 @@ def _patches(popen: type[subprocess.Popen[Any]]) -> list[tuple[Any, str, Any]]:
 
 
 @contextlib.contextmanager
-def confined(sandbox: Wrapper | None, shell: Any = None) -> Iterator[None]:
+def confined(
+    sandbox: Wrapper | None, shell: Any = None, env: ChildEnv | None = None
+) -> Iterator[None]:
     """While inside: the calling thread's child processes run in ``sandbox``
-    (see the module docstring). Does nothing when the sandbox is not active:
-    then children run as anywhere else (the session already said commands run
-    unsandboxed)."""
+    with the environment ``env`` builds (the session's rule; default: the
+    secrets read from the environment). Without an active sandbox, only
+    their environment is built (the session already said commands run
+    unsandboxed). See the module docstring."""
     global _current
-    if sandbox is None or not sandbox.active:
-        yield
-        return
+    active = sandbox if sandbox is not None and sandbox.active else None
     popen = subprocess.Popen
     with _install:
         if _current is not None:
             raise RuntimeError("run_python's child sandbox is already in place")
-        run = _Run(sandbox=sandbox, popen=popen, threads={threading.get_ident()})
+        run = _Run(
+            sandbox=active, env=env or ChildEnv(), popen=popen, threads={threading.get_ident()}
+        )
         saved: list[tuple[Any, str, Any]] = []
         try:
-            for owner, name, guard in _patches(popen):
+            for owner, name, guard in _patches(popen, confine=active is not None):
                 saved.append((owner, name, _original(getattr(owner, name))))
                 setattr(owner, name, guard)
             held = _hold_ipython_system(shell)

@@ -50,22 +50,44 @@ class ErrorRecord:
         first = f": {mask_keys(message[0])[:160]}" if message else ""
         return f"{type(self.error).__name__}{first}"
 
-    def report(self, *, root: Path | None = None, cell_name: CellNamer = _no_name) -> str:
+    def secrets(self) -> list[tuple[str, str]]:
+        """The secret values the error's frames held and the cell set (to be
+        masked by value, wherever the message or traceback shows them)."""
+        from .secret_values import cell_secrets, traceback_secrets
+
+        return [*traceback_secrets(self.error), *cell_secrets(self.cell)]
+
+    def report(
+        self,
+        *,
+        root: Path | None = None,
+        cell_name: CellNamer = _no_name,
+        redact: Callable[[str], str] = lambda text: text,
+    ) -> str:
         """The headline, the cell's source and the traceback as the model reads
         it: cells named ``In[N]``, files under ``root`` relative to it, runs
         of library frames (site-packages, the standard library) folded into
-        one line each; credential-shaped text masked."""
+        one line each; credential-shaped text masked, and secret values by
+        ``redact`` (before the traceback is cut)."""
         from .namespace import mask_keys  # the core's patterns: loaded with the first turn
 
-        tb = _traceback(self.error, root, cell_name)
+        tb = redact(_traceback(self.error, root, cell_name))
         if len(tb) > MAX_TRACEBACK:
             tb = "[… the start of the traceback is cut]\n" + tb[-MAX_TRACEBACK:]
         # code masks only quoted values: ``token = get_token()`` names none, and
         # the model reads the cell to fix it; the message is masked in full
         cell = mask_keys(self.cell.rstrip(), unquoted=False)
-        return mask_keys(
-            f"{self.headline}\n\nThe cell that raised it:\n{cell}\n\n{tb}", unquoted=False
+        return redact(
+            mask_keys(
+                f"{self.headline}\n\nThe cell that raised it:\n{cell}\n\n{tb}", unquoted=False
+            )
         )
+
+
+def _redact_with(secrets: list[tuple[str, str]], text: str) -> str:
+    from mewcode_kernel.core.redaction import Redactor
+
+    return Redactor(secrets).redact(text)
 
 
 def _library(filename: str) -> str | None:
@@ -169,14 +191,19 @@ class ErrorTracker:
         self.fresh = False
         return self.last
 
-    def context_line(self) -> str | None:
-        """The one line a turn right after a failed cell gets (``None``: none)."""
+    def context_line(self, shell: Any = None) -> str | None:
+        """The one line a turn right after a failed cell gets (``None``: none);
+        the secret values of ``shell``'s namespace and of the error masked."""
         record = self.take_fresh()
         if record is None:
             return None
         from .namespace import mask_keys
+        from .secret_values import notebook_redactor
 
-        return mask_keys(
+        line = mask_keys(
             f"The user's last notebook cell raised {record.headline}; "
             "call last_error for its traceback and the cell's source."
         )
+        extra = record.secrets()
+        redactor = notebook_redactor(shell, extra) if shell is not None else None
+        return redactor.redact(line) if redactor is not None else _redact_with(extra, line)

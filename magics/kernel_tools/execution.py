@@ -15,7 +15,8 @@ for the event loop that the code is blocking. The previous handlers come
 back when it returns.
 
 The processes the code starts run in the session's OS sandbox when it is
-active; ways of starting one that cannot be put there are refused (see
+active, with the environment every child process of the session gets; ways
+of starting one that cannot be put in the sandbox are refused (see
 ``children``). The code itself is not confined.
 """
 
@@ -34,7 +35,10 @@ from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import Any
 
+from mewcode_kernel.core.child_env import ChildEnv
+
 from .children import Wrapper, confined
+from .secret_values import traceback_secrets
 
 __all__ = ["MAX_OUTPUT", "RunResult", "RunTimeout", "run_code"]
 
@@ -51,7 +55,8 @@ class RunTimeout(BaseException):
 @dataclass(frozen=True, slots=True)
 class RunResult:
     """What one run produced. ``error``: the formatted traceback of an
-    exception the code raised (``None`` when it finished)."""
+    exception the code raised (``None`` when it finished); ``secrets``: the
+    secret values its frames held (to mask in the traceback by value)."""
 
     output: str
     value: str | None
@@ -59,6 +64,7 @@ class RunResult:
     interrupted: bool = False
     timed_out: bool = False
     dropped: int = 0
+    secrets: tuple[tuple[str, str], ...] = ()
 
 
 class _Capture(io.TextIOBase):
@@ -126,9 +132,11 @@ def run_code(
     timeout: float,
     limit: int = MAX_OUTPUT,
     sandbox: Wrapper | None = None,
+    env: ChildEnv | None = None,
 ) -> RunResult:
     """Run ``code`` in ``shell.user_ns`` (see the module docstring); the
-    processes it starts run in ``sandbox`` when it is active (``children``)."""
+    processes it starts run in ``sandbox`` when it is active, with the
+    environment ``env`` builds (``children``)."""
     filename = f"<run_python-{next(_counter)}>"
     try:
         tree = ast.parse(code, filename=filename)
@@ -144,13 +152,14 @@ def run_code(
     out = _Capture(limit)
     value: str | None = None
     error: str | None = None
+    secrets: tuple[tuple[str, str], ...] = ()
     interrupted = timed_out = False
     namespace = shell.user_ns
     try:
         # the sandbox is outermost: the timer is off and the signal handlers are
         # back before the patches come off
         with (
-            confined(sandbox, shell),
+            confined(sandbox, shell, env),
             contextlib.redirect_stdout(out),
             contextlib.redirect_stderr(out),
             _bounded(timeout),
@@ -166,6 +175,7 @@ def run_code(
         timed_out = True
     except BaseException as exc:  # the code's own failure is its result, SystemExit included
         error = _user_traceback(exc, filename)
+        secrets = tuple(traceback_secrets(exc))
     if value is not None and len(value) > MAX_VALUE:
         value = value[:MAX_VALUE] + f"… [{len(value) - MAX_VALUE} more characters]"
     return RunResult(
@@ -175,4 +185,5 @@ def run_code(
         interrupted=interrupted,
         timed_out=timed_out,
         dropped=out.dropped,
+        secrets=secrets,
     )

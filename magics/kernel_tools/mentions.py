@@ -6,7 +6,8 @@ notebook; anything else (``user@example.com``, a decorator of a pasted
 snippet, a name the notebook does not define) is left as written. The
 prompt keeps its text; the summaries (``namespace.describe``: type, shape,
 size, a short repr, a DataFrame's columns, dtypes and head) travel as
-context of that turn only, read when the cell runs.
+context of that turn only, read when the cell runs. The secret values of
+the namespace are masked in them by value (``secret_values``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 from typing import Any
 
 from .namespace import describe, find_variable
+from .secret_values import notebook_redactor
 
 __all__ = ["MAX_MENTIONS", "mention_context", "mentioned"]
 
@@ -44,7 +46,7 @@ def mention_context(shell: Any, prompt: str) -> str | None:
     if not names:
         return None
     summaries = [describe(name, find_variable(shell, name)) for name in names]
-    return (
+    return notebook_redactor(shell).redact(
         "The user attached these notebook variables to the prompt with @name "
         "(their state when the cell ran):\n" + "\n".join(summaries)
     )

@@ -35,7 +35,12 @@ import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from mewcode_kernel.core.redaction import looks_like_key, looks_secret, mask_credentials
+from mewcode_kernel.core.redaction import (
+    credentials_in,
+    looks_like_key,
+    looks_secret,
+    mask_credentials,
+)
 
 __all__ = [
     "MASKED",
@@ -213,7 +218,7 @@ _ENV_SPACED = re.compile(
 )
 
 
-def _mask_env_line(line: str) -> str:
+def _mask_env_line(line: str, found: list[str] | None) -> str:
     """A line that sets environment variables, each value of a secret name masked."""
 
     def spaced(m: re.Match[str]) -> str:
@@ -221,12 +226,14 @@ def _mask_env_line(line: str) -> str:
         if not looks_secret(m["name"]) or value == MASKED:
             return m[0]
         quote = value[0] if value[0] in "'\"" else ""
+        if found is not None:
+            found.append(value.strip("'\""))
         return m[0][: m.start("value") - m.start()] + quote + MASKED + quote
 
-    return _mask_fields(_ENV_SPACED.sub(spaced, line), unquoted=True)
+    return _mask_fields(_ENV_SPACED.sub(spaced, line), unquoted=True, found=found)
 
 
-def _mask_fields(text: str, unquoted: bool) -> str:
+def _mask_fields(text: str, unquoted: bool, found: list[str] | None = None) -> str:
     out: list[str] = []
     done = pos = 0
     field = _FIELD if unquoted else _CODE_FIELD
@@ -240,13 +247,20 @@ def _mask_fields(text: str, unquoted: bool) -> str:
         if m["q"] is not None:
             out += [text[done : m.start("quoted")], MASKED]
             done = m.end("quoted")
+            masked = [m["quoted"]]
         elif m["seq"] is not None:
+            masked = [s["quoted"] for s in _SEQ_LITERAL.finditer(m["seq"])]
             seq = _SEQ_LITERAL.sub(lambda s: f"{s['pre']}{MASKED}{s['q']}", m["seq"])
             out += [text[done : m.start("seq")], seq]
             done = m.end("seq")
         elif m["call"] is None and _bare_value(m, text, unquoted):
             out += [text[done : m.start("bare")], MASKED]
             done = m.end()
+            masked = [m["bare"]]
+        else:
+            masked = []
+        if found is not None:
+            found += masked
     return "".join(out) + text[done:]
 
 
@@ -265,16 +279,19 @@ def _bare_value(m: re.Match[str], text: str, unquoted: bool) -> bool:
     return in_string and not bare.startswith(("{", "%"))
 
 
-def mask_keys(text: str, *, unquoted: bool = True) -> str:
+def mask_keys(text: str, *, unquoted: bool = True, found: list[str] | None = None) -> str:
     """``text`` with anything shaped like a credential, or under a name that
     looks secret, replaced by ``[masked]``. ``unquoted=False`` masks only
     literal values after a name, and what a line setting environment
     variables sets: for code (``token = get_token()``) and for text laid
-    out here (``api_key: object, 0 missing``)."""
+    out here (``api_key: object, 0 missing``). ``found`` receives the values
+    masked."""
+    if found is not None:
+        found += credentials_in(text)
     # credentials first: a query string's value ends at "&" or "#", a field's at a space
     text = mask_credentials(text, MASKED)
-    text = _ENV_LINE.sub(lambda m: _mask_env_line(m[0]), text)
-    return _mask_fields(text, unquoted)
+    text = _ENV_LINE.sub(lambda m: _mask_env_line(m[0], found), text)
+    return _mask_fields(text, unquoted, found)
 
 
 def _ours(value: Any) -> bool:
@@ -389,7 +406,8 @@ def _size(value: Any) -> str:
 
 
 def _secret_value(name: str, value: Any) -> bool:
-    if looks_secret(name.rsplit(".", 1)[-1]):
+    # any step of a path: df.password.values is the password column's values
+    if any(looks_secret(part) for part in name.split(".")):
         return True
     kind = _pandas_kind(value)
     # a column taken out of a frame keeps its name: df["api_key"]; an index its own

@@ -1,7 +1,9 @@
 """The kernel toolset: what only an agent living in the kernel can do.
 
 ``notebook_variables``, ``inspect_variable`` and ``last_error`` read the
-user's namespace and the last exception; ``run_python`` runs code there (it
+user's namespace and the last exception (secret values masked by name in
+``namespace``, and by value, wherever they appear, in what every kernel
+tool returns: ``secret_values``); ``run_python`` runs code there (it
 asks like ``bash``; rules ``RunPython(...)``, see
 ``core.permission.python_code``); ``propose_cell`` puts a new cell below the
 agent cell (IPython's ``set_next_input`` payload, which JupyterLab and
@@ -23,6 +25,7 @@ from mewcode_kernel.core.tools import FunctionToolset, RunContext, Tool, tool
 from .errors import ErrorTracker, cell_namer
 from .execution import MAX_OUTPUT, run_code
 from .namespace import describe, describe_in_depth, find_variable, mask_keys, user_variables
+from .secret_values import notebook_redactor
 
 __all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "TOOL_NAMES", "KernelTools", "kernel_toolset"]
 
@@ -74,7 +77,7 @@ class KernelTools:
             more = len(found) - len(shown)
             if more > 0:
                 shown.append(f"… and {more} more (ask inspect_variable for one by name)")
-            return "\n".join(shown)
+            return notebook_redactor(shell).redact("\n".join(shown))
 
         return notebook_variables
 
@@ -97,13 +100,14 @@ class KernelTools:
             try:
                 value = find_variable(shell, name)
             except KeyError as exc:
-                raise ToolError(str(exc.args[0])) from None
-            return describe_in_depth(name.strip(), value)
+                raise ToolError(notebook_redactor(shell).redact(str(exc.args[0]))) from None
+            return notebook_redactor(shell).redact(describe_in_depth(name.strip(), value))
 
         return inspect_variable
 
     def _last_error(self) -> Tool:
         errors = self.errors
+        shell = self.shell
         names = cell_namer(self.shell)
 
         @tool(read_only=True, kind="read")
@@ -113,7 +117,8 @@ class KernelTools:
             record = errors.last
             if record is None:
                 return "No cell has raised an exception in this kernel."
-            return record.report(root=ctx.root, cell_name=names)
+            redactor = notebook_redactor(shell, record.secrets())
+            return record.report(root=ctx.root, cell_name=names, redact=redactor.redact)
 
         return last_error
 
@@ -158,7 +163,7 @@ class KernelTools:
                 raise ToolError("code is empty")
             limit = min(timeout or DEFAULT_TIMEOUT, MAX_TIMEOUT)
             sandbox = ctx.services.sandbox if ctx.services is not None else None
-            result = run_code(shell, code, timeout=limit, sandbox=sandbox)
+            result = run_code(shell, code, timeout=limit, sandbox=sandbox, env=ctx.child_env())
             parts: list[str] = []
             if result.output:
                 parts.append(result.output.rstrip("\n"))
@@ -172,7 +177,10 @@ class KernelTools:
                 parts.append(f"[stopped after {limit:g} s: the time limit]")
             if result.interrupted:
                 parts.append("[interrupted by the user (Kernel › Interrupt)]")
-            text = mask_keys("\n".join(parts)) or "(no output)"
+            # what the code printed may hold a secret value of the namespace (or
+            # of the frames of its error) without its name: df.values, an encoding
+            redactor = notebook_redactor(shell, result.secrets)
+            text = redactor.redact(mask_keys("\n".join(parts))) or "(no output)"
             ctx.progress(output=text[:MAX_OUTPUT] + "\n")
             if result.interrupted:
                 owner.on_interrupt()  # the person stopped it: the turn ends here too

@@ -1,6 +1,6 @@
 """``SessionSafety``: the security side of an ``AgentSession``: the project's
-trust, the OS sandbox, the secrets kept out of tool results, and the
-permission gate built on them.
+trust, the OS sandbox, the secrets kept out of tool results, logs and child
+processes, and the permission gate built on them.
 
 A helper the session holds (composition, like ``SessionContext``): it builds
 these from the config, says once what the person should know (settings
@@ -14,15 +14,24 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from .child_env import ChildEnv
 from .config import ResolvedConfig, load_config
+from .config.trust_items import TrustItem, allow_rule_item
 from .fs import Workspace
 from .permission import AuditRecord, Gate, Mode, PermissionGate, gate_for_project
 from .permission.hidden import read_denied_paths
 from .permission.rules import SESSION
-from .redaction import Redactor
+from .permission.settings import LOCAL_SETTINGS
+from .redaction import Redactor, environment_secrets
 from .sandbox import Sandbox
 from .tools.registry import ToolRegistry
-from .trust import ProjectTrust, approve_project, assess_project
+from .trust import (
+    ProjectTrust,
+    approve_items,
+    approve_project,
+    assess_project,
+    trusted_by_environment,
+)
 
 __all__ = ["SessionSafety"]
 
@@ -48,8 +57,12 @@ class SessionSafety:
         self.env = os.environ if env is None else env
         self.trust = trust or assess_project(root, home=home)
         self.sandbox = sandbox or Sandbox(root, config.sandbox, home=home)
-        secrets = {**_provider_keys(config), **{k: v for k, v in self.env.items()}}
-        self.redactor = Redactor.from_environment(os.environ, secrets_of(secrets))
+        # known by value: the config's provider keys (whatever variable held
+        # them), and the secrets of both environments
+        known = [*_provider_keys(config).items(), *environment_secrets(self.env)]
+        self.redactor = Redactor.from_environment(os.environ, known)
+        #: the environment of every process the session starts (``core.child_env``)
+        self.child_env = ChildEnv(config.env_allowlist, self.redactor)
 
     def notices(self) -> list[str]:
         """What to tell the person before the first turn (each at most once)."""
@@ -83,9 +96,22 @@ class SessionSafety:
             gate.list_rules(), workspace, tools.rule_families()
         )
 
-    def approve(self) -> ProjectTrust:
-        """The person trusts the project's settings as they are now."""
-        self.trust = approve_project(assess_project(self.root, home=self.home), home=self.home)
+    def trusted_now(self) -> bool:
+        """Whether every project setting may be used now: approved, or
+        ``MEWCODE_TRUST_PROJECT=1`` in the process's environment (set in a
+        notebook after the session opened, it counts)."""
+        return self.trust.trusted or trusted_by_environment()
+
+    def allows(self, item: TrustItem | None) -> bool:
+        """Whether the project setting ``item`` stands for may be used now."""
+        return item is None or self.trust.allows(item) or trusted_by_environment()
+
+    def approve(self, shown: ProjectTrust | None = None) -> ProjectTrust:
+        """The person trusts the project's settings: exactly those ``shown`` to
+        them (a card), or else those on disk now (``/trust yes``, which lists
+        what it approved)."""
+        current = shown if shown is not None else assess_project(self.root, home=self.home)
+        self.trust = approve_project(current, home=self.home)
         return self.trust
 
     def reload(
@@ -94,6 +120,7 @@ class SessionSafety:
         """The config and gate as the current trust lets them apply, keeping
         ``gate``'s mode (unless the project now sets a default) and session rules."""
         config = load_config(self.root, self.home, self.env, trust=self.trust)
+        self.redactor.add(_provider_keys(config))  # a project's provider, usable once trusted
         known = self.sandbox.support if self.sandbox.settings.enabled else None  # else detect
         self.sandbox = Sandbox(self.root, config.sandbox, support=known, home=self.home)
         fresh = self.project_gate(config, mode=None, on_audit=on_audit)
@@ -104,19 +131,14 @@ class SessionSafety:
                 fresh.rules.add(rule)
         return config, fresh
 
-    def _saved_rule(self, path: Path) -> None:
-        """An "always allow" saved to the project's local settings changes what
-        trust covers; the person's own rule keeps a trusted project trusted."""
-        if self.trust.state in ("approved", "nothing to trust"):
-            self.trust = approve_project(assess_project(self.root, home=self.home), home=self.home)
-
-
-def secrets_of(values: Mapping[str, str]) -> dict[str, str]:
-    """The entries of ``values`` that are secrets: provider keys (named so by
-    ``_provider_keys``) and variables whose names look secret."""
-    from .redaction import looks_secret
-
-    return {k: v for k, v in values.items() if k.endswith(" API key") or looks_secret(k)}
+    def _saved_rule(self, path: Path, rule: str, behavior: str) -> None:
+        """An "always allow" the person saved to the project's local settings is
+        theirs: trust that rule, and nothing else that appeared meanwhile (a
+        file a sandboxed command planted stays unapproved)."""
+        if behavior != "allow" or self.trust.everything:
+            return
+        item = allow_rule_item(LOCAL_SETTINGS.as_posix(), rule)
+        self.trust = approve_items(self.trust, [item], home=self.home)
 
 
 def _provider_keys(config: ResolvedConfig) -> dict[str, str]:

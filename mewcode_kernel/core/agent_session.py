@@ -61,7 +61,7 @@ from .subagents import (
 )
 from .tasks import TaskManager
 from .tools import RunContext, ToolRegistry, Toolset, builtin_tools
-from .trust import TRUST_ENV, ProjectTrust, assess_project
+from .trust import ProjectTrust, assess_project
 from .usage import Usage
 from .userdirs import display_path, mewcode_home, user_home
 
@@ -175,11 +175,17 @@ class AgentSession:
             ),
             sandbox=self.safety.sandbox,
             redactor=self.safety.redactor,
+            child_env=self.safety.child_env,
         )
         self.safety.watch(gate, self.agent.tools)
         self.context = SessionContext(
             agent=self.agent,
-            prompts=PromptAssembler(root, home=personal, skills=self._skills_section),
+            prompts=PromptAssembler(
+                root,
+                home=personal,
+                skills=self._skills_section,
+                trusted=self.safety.trusted_now,
+            ),
             notices=self._pending_notices,
         )
         self.subagents = SubagentRunner(
@@ -253,13 +259,14 @@ class AgentSession:
         """The OS sandbox commands run in; other spawners call ``sandbox.wrap``."""
         return self.safety.sandbox
 
-    def trust_project(self) -> ProjectTrust:
-        """The person trusts the project's settings as they are now: remember it
-        and apply them from the next call on (config, rules, mode default,
-        sandbox); session rules and the conversation are kept."""
+    def trust_project(self, shown: ProjectTrust | None = None) -> ProjectTrust:
+        """The person trusts the project's settings (exactly those ``shown`` to
+        them on a card; else those on disk now): remember it and apply them
+        from the next call on (config, rules, mode default, sandbox); session
+        rules and the conversation are kept."""
         ignored = self.safety.trust.notice()
         self._pending_notices[:] = [n for n in self._pending_notices if n.message != ignored]
-        self.safety.approve()
+        self.safety.approve(shown)
         self.config, gate = self.safety.reload(self.agent.gate, self._audit)
         self.agent.gate = gate
         self.agent.sandbox = self.safety.sandbox
@@ -440,7 +447,7 @@ class AgentSession:
     def _git_allowed(self) -> bool:
         """Whether git may run in the project to follow commands' changes: its
         own ``.git/config`` could name programs git runs, so only when trusted."""
-        return self.safety.trust.trusted or os.environ.get(TRUST_ENV, "").strip() == "1"
+        return self.safety.trusted_now()
 
     def _audit(self, record: AuditRecord) -> None:
         """The one place permission lines are written: every decision and every
@@ -452,7 +459,10 @@ class AgentSession:
         if self._writer is not None:
             return
         self._writer = SessionStore.create(
-            self.root, provider=self.provider.name, model=self.provider.model
+            self.root,
+            provider=self.provider.name,
+            model=self.provider.model,
+            redact=self.safety.redactor.redact,
         )
         self.agent.ctx = self._run_context(self.agent.gate, self._writer.path)
         for message in self.conversation.messages:
@@ -544,10 +554,16 @@ class AgentSession:
                 self._close_writer()  # resuming this very session: let go of it first
         if fork:
             loaded, writer = SessionStore.fork(
-                self.root, session_id, provider=self.provider.name, model=self.provider.model
+                self.root,
+                session_id,
+                provider=self.provider.name,
+                model=self.provider.model,
+                redact=self.safety.redactor.redact,
             )
         else:
-            loaded, writer = SessionStore.resume(self.root, session_id)
+            loaded, writer = SessionStore.resume(
+                self.root, session_id, redact=self.safety.redactor.redact
+            )
         await self._end("resume")
         self._close_writer()
         self.state.reset()
@@ -713,6 +729,7 @@ def open_session(
                 root_path,
                 home=personal,
                 sandbox=lambda: session.safety.sandbox,
+                child_env=lambda: session.safety.child_env,
                 redact=lambda text: session.safety.redactor.redact(text),
                 tools=lambda name: session.tools.get(name),
             )
@@ -720,11 +737,16 @@ def open_session(
     if mcp is None and servers is not None:
         # this session's servers: confined by its sandbox, trusted with its project
         servers.sandbox_wrap = session.safety.sandbox.wrap
+        servers.child_env = session.safety.child_env
         if project_trusted is None:
             # read at each start: a /trust given later, or MEWCODE_TRUST_PROJECT set
-            # in the notebook after the session opened, counts
-            servers.project_trusted = lambda: (
-                session.safety.trust.trusted or os.environ.get(TRUST_ENV, "").strip() == "1"
+            # in the notebook after the session opened, counts; each project server
+            # starts only while the trust allows that very entry
+            servers.project_trusted = session.safety.trusted_now
+            servers.server_trusted = lambda server: (
+                session.safety.allows(server.trust_item)
+                if server.trust_item is not None
+                else session.safety.trusted_now()
             )
     return session
 

@@ -21,6 +21,7 @@ import os
 from collections.abc import AsyncIterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING
 
+from ..child_env import ChildEnv
 from ..context import ContextManager
 from ..context.tokens import (
     CHARS_PER_TOKEN,
@@ -118,6 +119,7 @@ class Agent:
         subagents: SubagentRunner | None = None,
         sandbox: Sandbox | None = None,
         redactor: Redactor | None = None,
+        child_env: ChildEnv | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError("max_turns must be at least 1")
@@ -146,6 +148,9 @@ class Agent:
         self.sandbox = sandbox
         #: Secret values taken out of tool results (default: from the environment).
         self.redactor = redactor if redactor is not None else Redactor.from_environment()
+        #: The environment of the processes tools start (default: no allowlist of
+        #: the user's, this agent's secrets).
+        self.child_env = child_env if child_env is not None else ChildEnv(secrets=self.redactor)
 
     # --- services tools see --------------------------------------------------------
 
@@ -169,6 +174,7 @@ class Agent:
             emit=self.ctx.emit,
             scope=self.ctx.scope,
             checkpoints=self.ctx.checkpoints,
+            read_only=self.gate.read_only,
         )
 
     async def ask_person(self, ctx: RunContext, reason: str) -> bool:

@@ -18,7 +18,13 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError
-from ._schema import ConfigFile, McpServerEntry, PermissionsSection, ProviderEntry
+from ._schema import (
+    STRICT_SANDBOX,
+    ConfigFile,
+    McpServerEntry,
+    PermissionsSection,
+    ProviderEntry,
+)
 from ._yaml import YamlDoc, read_yaml
 
 __all__ = ["Layer", "load_layer"]
@@ -101,6 +107,7 @@ def _absorb_errors(
     path = str(doc.path)
     fatal: list[ConfigError] = []
     to_drop: list[tuple[str | int, ...]] = []
+    strict_done: set[tuple[str | int, ...]] = set()
     for err in exc.errors(include_url=False, include_input=False):
         loc = tuple(err["loc"])
         line = doc.line_of(_yaml_loc(loc, list_index))
@@ -114,6 +121,41 @@ def _absorb_errors(
             continue
         message = _clean(err["msg"])
         section = loc[0] if loc else None
+        if section == "sandbox" and len(loc) >= 2 and isinstance(data.get("sandbox"), dict):
+            # a security setting that cannot be read is not skipped (that would
+            # leave another reader's idea of it in force): its strict value applies
+            key = str(loc[1])
+            strict = STRICT_SANDBOX.get(key)
+            given = _get_path(data, loc)
+            if (key, given) == ("allow_write", None) or loc[:2] in strict_done:
+                continue  # one message per setting
+            strict_done.add(loc[:2])
+            warnings.append(
+                ConfigError(
+                    f"{_sandbox_message(key, given, message)}; the strict value "
+                    f"({_strict_text(key, strict)}) applies",
+                    path=path,
+                    line=line,
+                    field=where,
+                )
+            )
+            if key in STRICT_SANDBOX:
+                data["sandbox"][key] = strict
+            else:
+                to_drop.append(loc[:2])
+            continue
+        if section == "sandbox" and len(loc) == 1:
+            warnings.append(
+                ConfigError(
+                    f"'sandbox' must be a mapping of settings, not {data['sandbox']!r}; the "
+                    "sandbox keeps its defaults (enabled)",
+                    path=path,
+                    line=line,
+                    field=where,
+                )
+            )
+            data["sandbox"] = {}
+            continue
         if (
             isinstance(section, str)
             and section in _NAMED_SECTIONS
@@ -216,6 +258,33 @@ def _unknown_key_message(key: str, loc: tuple[str | int, ...]) -> str:
     close = difflib.get_close_matches(key, _fields_at(loc), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown key {key!r}{hint}; it is ignored"
+
+
+def _get_path(data: Any, loc: tuple[str | int, ...]) -> Any:
+    node = data
+    for part in loc:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node
+
+
+def _sandbox_message(key: str, given: Any, message: str) -> str:
+    what = f"{given!r} ({type(given).__name__})"
+    if key == "enabled":
+        return f"sandbox.enabled must be true or false, not {what}"
+    if key == "network":
+        return f"sandbox.network must be on or off, not {what}"
+    if key == "allow_write":
+        return f"sandbox.allow_write must list paths, not {what}"
+    return message
+
+
+def _strict_text(key: str, value: Any) -> str:
+    if key == "allow_write":
+        return "no extra writable directories"
+    return f"{key}: {str(value).lower()}"
 
 
 def _dotted(loc: tuple[str | int, ...]) -> str:

@@ -16,11 +16,13 @@ from pydantic import (
     PositiveFloat,
     PositiveInt,
     SecretStr,
+    StrictBool,
     field_validator,
     model_validator,
 )
 
 __all__ = [
+    "STRICT_SANDBOX",
     "ConfigFile",
     "McpServerEntry",
     "PermissionsSection",
@@ -81,9 +83,15 @@ class PermissionsSection(_Section):
 
 
 class SandboxSection(_Section):
-    """``sandbox``: the OS sandbox for commands (bubblewrap)."""
+    """``sandbox``: the OS sandbox for commands (bubblewrap).
 
-    enabled: bool | None = None
+    Read strictly: ``enabled`` is a real boolean (YAML ``true``/``false``,
+    ``yes``/``no``, ``on``/``off``), never a string or a number that some
+    reader might take the other way; ``network`` is ``on`` or ``off`` (a bare
+    YAML ``on``/``off`` is a boolean and means the same). Anything else is an
+    error, and the loader applies the strict value (``STRICT``)."""
+
+    enabled: StrictBool | None = None
     network: Literal["on", "off"] | None = None
     allow_write: list[str] = Field(default_factory=list)
     #: unix sockets kept reachable with ``network: off`` (the user's file only)
@@ -101,6 +109,10 @@ class SandboxSection(_Section):
     def _yaml_booleans(cls, value: Any) -> Any:
         # YAML 1.1 reads a bare on/off as a boolean
         return {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
+
+
+#: What a security setting becomes when its value cannot be read: the strict one.
+STRICT_SANDBOX: dict[str, Any] = {"enabled": True, "network": "off", "allow_write": []}
 
 
 class McpServerEntry(_Section):
@@ -167,6 +179,7 @@ class ConfigFile(_Section):
     subagents: SubagentsSection = Field(default_factory=SubagentsSection)
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
     mcp_env_allowlist: list[str] = Field(default_factory=list)
+    env_allowlist: list[str] = Field(default_factory=list)
 
     @field_validator(
         "providers", "mcp_servers", "permissions", "tasks", "subagents", "sandbox", mode="before"
@@ -175,7 +188,7 @@ class ConfigFile(_Section):
     def _null_is_empty(cls, value: Any) -> Any:
         return {} if value is None else value
 
-    @field_validator("mcp_env_allowlist", mode="before")
+    @field_validator("mcp_env_allowlist", "env_allowlist", mode="before")
     @classmethod
     def _one_name_is_a_list(cls, value: Any) -> Any:
         if value is None:

@@ -16,6 +16,9 @@ Layering rules (user first, then project on top):
   the server's ``unset_vars``. A project entry that replaces a user entry
   keeps it as ``shadows`` (used while the project is not trusted). ``mcp_env_allowlist`` is read from the user
   file only (a project cannot widen what reaches the user's servers).
+* ``env_allowlist``: host variables every child process inherits beyond the
+  default allowlist (``core.child_env``); user file only, like
+  ``mcp_env_allowlist``. A lone ``*`` is refused (it would pass everything).
 * ``permissions``: both files' rules are kept, user rules first; each rule
   remembers its file and line.
 
@@ -36,15 +39,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import SecretStr
 
 from ..errors import ConfigError
-from ..trust import ProjectTrust
-from ..userdirs import mewcode_home
+from ..userdirs import mewcode_home, user_home
 from ._expand import expand_vars
 from ._layer import Layer, load_layer
 from ._mcp_json import MCP_JSON, McpJson, load_mcp_json
@@ -59,6 +61,14 @@ from .resolved import (
     SandboxSettings,
     SubagentSettings,
     TaskSettings,
+)
+from .trust_items import (
+    TrustItem,
+    TrustPolicy,
+    allow_rule_item,
+    provider_item,
+    sandbox_items,
+    server_item,
 )
 
 __all__ = ["MCP_JSON", "PROJECT_CONFIG", "USER_CONFIG", "load_config"]
@@ -76,15 +86,16 @@ def load_config(
     home: Path | None = None,
     env: Mapping[str, str] | None = None,
     *,
-    trust: ProjectTrust | None = None,
+    trust: TrustPolicy | None = None,
 ) -> ResolvedConfig:
     """Load ``<home>/.mewcode/config.yaml`` then ``<root>/.mewcode.yaml``.
 
     Never raises for a bad file: a file that cannot be used is skipped and
     every problem lands in ``ResolvedConfig.warnings``. ``home`` defaults to
     the user's home directory and ``env`` to ``os.environ`` (pass both in tests).
-    ``trust`` (``None``: every project setting applies) keeps an untrusted
-    project's file from loosening anything; ``open_session`` passes it.
+    ``trust`` (``None``: every project setting applies) keeps the project's
+    loosening settings out unless it ``allows`` each one's exact item;
+    ``open_session`` passes the project's trust.
     """
     env = os.environ if env is None else env
     state = mewcode_home(home)
@@ -101,11 +112,13 @@ def load_config(
         elif problems and _may_hold_deny_rules(path):
             unreadable.append(str(path))
     project = root / PROJECT_CONFIG
-    untrusted = trust if trust is not None and not trust.trusted else None
     mcp_json, problems = load_mcp_json(root / MCP_JSON)
     warnings += problems
 
-    providers, invalid = _merge_providers(layers, env, project, untrusted)
+    def allowed(item: TrustItem | None) -> bool:
+        return item is None or trust is None or trust.allows(item)
+
+    providers, invalid = _merge_providers(layers, env, project, allowed)
     for layer in layers:
         invalid.update(layer.invalid_providers)
     if not providers and not invalid:
@@ -138,13 +151,20 @@ def load_config(
             r
             for layer in layers
             for r in _rules(layer)
-            if not (untrusted and layer.path == project and r.action == "allow")
+            if not (
+                layer.path == project
+                and r.action == "allow"
+                and not allowed(allow_rule_item(PROJECT_CONFIG, r.rule))
+            )
         ),
         mcp_servers=_merge_servers(layers, mcp_json, user_path, env),
-        mcp_env_allowlist=_allowlist(layers, user_path, warnings),
+        mcp_env_allowlist=_allowlist(layers, user_path, warnings, "mcp_env_allowlist"),
+        env_allowlist=_allowlist(layers, user_path, warnings, "env_allowlist"),
         tasks=TaskSettings(**_merged(layers, "tasks")),
         subagents=SubagentSettings(**_merged(layers, "subagents")),
-        sandbox=_merge_sandbox(layers, root, project, untrusted, user_path, warnings),
+        sandbox=_merge_sandbox(
+            layers, root, project, allowed, user_home(home), user_path, warnings
+        ),
         warnings=warnings,
         unreadable_rule_files=tuple(unreadable),
     )
@@ -258,13 +278,16 @@ class _Draft:
 
 
 def _merge_providers(
-    layers: list[Layer], env: Mapping[str, str], project: Path, untrusted: ProjectTrust | None
+    layers: list[Layer],
+    env: Mapping[str, str],
+    project: Path,
+    allowed: Callable[[TrustItem | None], bool],
 ) -> tuple[dict[str, ConfiguredProvider], dict[str, ConfigError]]:
     drafts: dict[str, _Draft] = {}
     held: dict[str, ConfigError] = {}
     for layer in layers:
-        for name in layer.file.providers:
-            if untrusted and layer.path == project and not untrusted.may_use("provider", name):
+        for name, entry in layer.file.providers.items():
+            if layer.path == project and not allowed(provider_item(PROJECT_CONFIG, name, entry)):
                 held[name] = ConfigError(
                     "it names its own server or reads your environment variables, and this "
                     "project's settings are not trusted yet (trust them with /trust, or "
@@ -291,10 +314,13 @@ def _merge_sandbox(
     layers: list[Layer],
     root: Path,
     project: Path,
-    untrusted: ProjectTrust | None,
+    allowed: Callable[[TrustItem | None], bool],
+    user_base: Path | None,
     user_path: Path | None,
     warnings: list[ConfigError],
 ) -> SandboxSettings:
+    """The sandbox settings; a relative ``allow_write`` is taken from the
+    root (project file) or the home folder (``user_base``, user file)."""
     enabled, network = True, "on"
     writable: list[Path] = []
     sockets: list[Path] = []
@@ -314,24 +340,27 @@ def _merge_sandbox(
                     )
                 )
             else:
-                home = layer.path.parent.parent
+                home = user_base or layer.path.parent
                 for entry in section.allow_unix_sockets:
                     path = Path(os.path.expanduser(entry))
                     sockets.append(Path(os.path.abspath(home / path)))
-        held = untrusted if layer.path == project else None
+        held: dict[str, TrustItem] = {}
+        if layer.path == project:
+            # the items of exactly these validated values: what is trusted is what applies
+            held = {i.name: i for i in sandbox_items(PROJECT_CONFIG, section, network)}
         if "enabled" in fields and section.enabled is not None:
-            if held and not section.enabled and not held.may_use("sandbox", "enabled"):
+            if not allowed(held.get("enabled")):
                 ignored.append(f"{layer.path}: sandbox.enabled: false")
             else:
                 enabled = section.enabled
         if "network" in fields and section.network is not None:
-            if held and section.network == "on" and not held.may_use("sandbox", "network"):
+            if not allowed(held.get("network")):
                 ignored.append(f"{layer.path}: sandbox.network: on")
             else:
                 network = section.network
-        base = root if layer.path == project else layer.path.parent.parent
+        base = root if layer.path == project else (user_base or layer.path.parent)
         for entry in section.allow_write:
-            if held and not held.may_use("sandbox", f"allow_write:{entry}"):
+            if not allowed(held.get(f"allow_write:{entry}")):
                 ignored.append(f"{layer.path}: sandbox.allow_write: {entry}")
                 continue
             path = Path(os.path.expanduser(entry))
@@ -395,6 +424,14 @@ def _merge_servers(
         for name, entry in entries.items():
             earlier = out.pop(name, None)  # a replaced entry moves to its new file's place
             server = _server(name, entry, scope, source, lines.get(name), env)
+            if scope == "project":
+                # what the trust must cover for this very entry to start
+                rel = (
+                    MCP_JSON
+                    if mcp_json is not None and source == str(mcp_json.path)
+                    else PROJECT_CONFIG
+                )
+                server = dataclasses.replace(server, trust_item=server_item(rel, name, entry))
             if earlier is not None and scope == "project":
                 shadows = earlier if earlier.scope == "user" else earlier.shadows
                 server = dataclasses.replace(server, shadows=shadows)
@@ -437,23 +474,42 @@ def _server(
     )
 
 
+_ALLOWLIST_WHY = {
+    "mcp_env_allowlist": "which of your variables reach MCP servers",
+    "env_allowlist": "which of your variables reach the commands and servers it starts",
+}
+
+
 def _allowlist(
-    layers: list[Layer], user_path: Path | None, warnings: list[ConfigError]
+    layers: list[Layer], user_path: Path | None, warnings: list[ConfigError], key: str
 ) -> tuple[str, ...]:
+    """The names the user's file lists under ``key`` (a project's are ignored, with a warning)."""
     names: list[str] = []
     for layer in layers:
-        if "mcp_env_allowlist" not in layer.file.model_fields_set:
+        if key not in layer.file.model_fields_set:
             continue
         if layer.path != user_path:
             warnings.append(
                 ConfigError(
-                    "mcp_env_allowlist is read from ~/.mewcode/config.yaml only (a project "
-                    "cannot choose which of your variables reach MCP servers); it is ignored",
+                    f"{key} is read from ~/.mewcode/config.yaml only (a project cannot choose "
+                    f"{_ALLOWLIST_WHY[key]}); it is ignored",
                     path=str(layer.path),
-                    line=layer.line_of(("mcp_env_allowlist",)),
-                    field="mcp_env_allowlist",
+                    line=layer.line_of((key,)),
+                    field=key,
                 )
             )
             continue
-        names += [n for n in layer.file.mcp_env_allowlist if n not in names]
+        for name in getattr(layer.file, key):
+            if name.strip() == "*":
+                warnings.append(
+                    ConfigError(
+                        f"{key}: a lone '*' would pass every variable; it is ignored "
+                        "(name a family as PREFIX_*)",
+                        path=str(layer.path),
+                        line=layer.line_of((key,)),
+                        field=key,
+                    )
+                )
+            elif name not in names:
+                names.append(name)
     return tuple(names)

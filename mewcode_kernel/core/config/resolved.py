@@ -18,6 +18,7 @@ from .providers import (
     default_model,
     default_model_aliases,
 )
+from .trust_items import TrustItem
 
 __all__ = [
     "ConfiguredProvider",
@@ -98,6 +99,8 @@ class McpServerConfig:
     source: str = ""
     line: int | None = None
     shadows: McpServerConfig | None = None
+    #: a project entry's trust item: it starts only while the trust allows it
+    trust_item: TrustItem | None = field(default=None, repr=False, compare=False)
 
     @property
     def origin(self) -> str:
@@ -162,6 +165,9 @@ class ResolvedConfig:
     subagents: SubagentSettings = field(default_factory=lambda: SubagentSettings())
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     mcp_env_allowlist: tuple[str, ...] = ()
+    #: host variables every child process (bash, hooks, MCP servers, run_python's
+    #: children) inherits beyond ``child_env.DEFAULT_ALLOWLIST`` (user config only)
+    env_allowlist: tuple[str, ...] = ()
     warnings: list[ConfigError] = field(default_factory=list)
     #: files that exist but could not be used at all and may hold deny rules
     #: (the permission gate makes every call ask until they are fixed)

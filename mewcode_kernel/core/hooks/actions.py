@@ -5,8 +5,9 @@ Shell commands: ``/bin/sh -c COMMAND`` in the project root, in the session's
 OS sandbox when it is active (as ``bash`` runs), in their own process group
 (killed whole on timeout or interrupt), with the payload as one line of JSON
 on stdin and never anywhere else (it is not put into the command line). The
-environment is the one ``bash`` gets (no provider keys), plus
-``MEWCODE_PROJECT_DIR``, ``CLAUDE_PROJECT_DIR`` and ``MEWCODE_SESSION_ID``.
+environment is the one ``bash`` gets (``core.child_env``: an allowlist, no
+known secret by any name), plus ``MEWCODE_PROJECT_DIR``,
+``CLAUDE_PROJECT_DIR`` and ``MEWCODE_SESSION_ID``.
 """
 
 from __future__ import annotations
@@ -23,9 +24,8 @@ from typing import Any
 
 import httpx2
 
+from ..child_env import ChildEnv
 from ..lifecycle import BLOCKING_EVENTS, HookEvent
-from ..mcp.launch import NEVER_INHERITED
-from ..tools.bash_tool import command_env
 from .rules import Action
 from .verdict import Verdict, from_exit, from_json
 
@@ -50,12 +50,15 @@ def payload_line(payload: Mapping[str, Any]) -> str:
     return json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def hook_env(root: Path, session_id: str) -> dict[str, str]:
-    env = {k: v for k, v in command_env().items() if k not in NEVER_INHERITED}
-    env["MEWCODE_PROJECT_DIR"] = str(root)
-    env["CLAUDE_PROJECT_DIR"] = str(root)
-    env["MEWCODE_SESSION_ID"] = session_id
-    return env
+def hook_env(root: Path, session_id: str, rule: ChildEnv | None = None) -> dict[str, str]:
+    """A hook command's environment under the session's ``rule`` (default:
+    no allowlist of the user's, the secrets read from the environment)."""
+    where = {
+        "MEWCODE_PROJECT_DIR": str(root),
+        "CLAUDE_PROJECT_DIR": str(root),
+        "MEWCODE_SESSION_ID": session_id,
+    }
+    return (rule or ChildEnv()).build(configured=where)
 
 
 def _text(data: bytes) -> str:

@@ -22,10 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..child_env import ChildEnv
 from ..events import HookRan
 from ..lifecycle import BLOCKING_EVENTS, NOTHING, HookEvent, HookOutcome
 from ..sandbox import Sandbox
 from ..tools.base import Tool
+from ..trust import script_digest
 from .actions import Ran, RunSubagent, hook_env, payload_line, run_http, run_shell, run_subagent
 from .loader import HookSet, load_hooks
 from .rules import HookRule
@@ -53,8 +55,9 @@ class RuleStats:
 class HookEngine:
     """Runs the rules ``load_hooks(root, home=home)`` finds (see ``reload``).
 
-    ``sandbox`` gives the session's OS sandbox of the moment; ``redact`` takes
-    secrets out of what hooks print; ``tools`` finds a tool by name (for
+    ``sandbox`` gives the session's OS sandbox of the moment; ``child_env`` its
+    rule for the environment of hook commands; ``redact`` takes secrets out
+    of what hooks print; ``tools`` finds a tool by name (for
     Claude Code matchers and payloads); ``run_subagent(name, prompt)`` runs a
     subagent and returns its answer; ``on_late`` receives the notices of
     async rules, which finish after their event.
@@ -66,6 +69,7 @@ class HookEngine:
         *,
         home: Path | None = None,
         sandbox: Callable[[], Sandbox | None] = lambda: None,
+        child_env: Callable[[], ChildEnv | None] = lambda: None,
         redact: Callable[[str], str] = lambda text: text,
         tools: Callable[[str], Tool | None] = lambda name: None,
         run_subagent: RunSubagent | None = None,
@@ -75,6 +79,7 @@ class HookEngine:
         self.root = root
         self.home = home
         self._sandbox = sandbox
+        self._child_env = child_env
         self._redact = redact
         self._tools = tools
         self.run_subagent = run_subagent
@@ -274,11 +279,19 @@ class HookEngine:
         action = rule.action
         try:
             if action.type == "shell":
+                changed = _changed_script(self.root, rule.scripts)
+                if changed is not None:
+                    return Ran(
+                        verdict=Verdict(
+                            failure=f"not run: {changed} changed since you trusted this project "
+                            "(/trust shows it; trust it again to run this hook)"
+                        )
+                    )
                 sandbox = self._sandbox()
                 wrap = None
                 if sandbox is not None and sandbox.active:
                     wrap = lambda argv: sandbox.wrap(argv, cwd=self.root)  # noqa: E731
-                env = hook_env(self.root, str(payload.get("session_id") or ""))
+                env = hook_env(self.root, str(payload.get("session_id") or ""), self._child_env())
                 return await run_shell(
                     action.command,
                     event,
@@ -333,7 +346,7 @@ class HookEngine:
         stats.runs += 1
         if verdict.failure is not None:
             stats.failures += 1
-            stats.last.append(f"failed: {verdict.failure}")
+            stats.last.append(f"failed: {self._redact(verdict.failure)}")
         else:
             stats.last.append(verdict.outcome)
 
@@ -356,3 +369,12 @@ class HookEngine:
 
     def _failed(self, rule: HookRule, event: HookEvent, why: str) -> str:
         return f"Hook {rule.name} ({event}) failed: {self._redact(why)}; it was ignored."
+
+
+def _changed_script(root: Path, scripts: tuple[tuple[str, str], ...]) -> str | None:
+    """The first of a hook's trusted scripts whose content is not what was
+    trusted any more (``None``: all as trusted)."""
+    for rel, digest in scripts:
+        if script_digest(root, rel) != digest:
+            return rel
+    return None

@@ -18,13 +18,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..trust import TRUST_ENV, assess_project, hook_items
+from ..trust import TRUST_ENV, assess_project, hook_items, hook_scripts
 from ..userdirs import mewcode_home
 from .claude import claude_rules
 from .rules import FILE, HookRule, RuleError, RuleProblem, Scope, compile_rule, rule_label
@@ -112,7 +112,6 @@ def load_hooks(root: Path, *, home: Path | None = None) -> HookSet:
     out = HookSet()
     root = Path(os.path.realpath(root))
     trust = assess_project(root, home=home)
-    trusted_keys = {i.key for i in trust.items if i.kind == "hooks"}
 
     def project(rel: str) -> tuple[bool, Any]:
         path = root / rel
@@ -124,23 +123,27 @@ def load_hooks(root: Path, *, home: Path | None = None) -> HookSet:
         ok, data = _read(path, rel, out)
         if not ok:
             return False, None
-        items = hook_items(rel, data)
-        if not items:
+        # the items of exactly what was read (scripts included): what was approved runs
+        items = hook_items(rel, data, root)
+        if all(trust.allows(i) for i in items):
             return True, data
-        if not trust.trusted:
-            why = "changed since you trusted it" if trust.state == "changed" else "not trusted yet"
+        if trust.state == "not approved":
             out.waiting.append(
-                f"{rel}: the project is {why} (/trust, or {TRUST_ENV}=1 for headless runs)"
+                f"{rel}: the project is not trusted yet (/trust, or {TRUST_ENV}=1 for "
+                "headless runs)"
             )
-            return False, None
-        if not {i.key for i in items} <= trusted_keys:
-            out.waiting.append(f"{rel}: changed since the project was trusted; trust it again")
-            return False, None
-        return True, data
+        else:
+            out.waiting.append(
+                f"{rel}: its hooks (or a script they run) changed since the project was "
+                "trusted; trust it again (/trust)"
+            )
+        return False, None
 
     ok, data = project(MEWCODE_FILE)
     if ok:
         _mewcode_rules(data, MEWCODE_FILE, root / MEWCODE_FILE, "project", out)
+        if not trust.everything:  # trusted by the environment: scripts may change
+            _pin_scripts(out, root)
     state = mewcode_home(home)
     if state is not None:
         user = state / "hooks.yaml"
@@ -157,4 +160,16 @@ def load_hooks(root: Path, *, home: Path | None = None) -> HookSet:
         out.problems += problems
         for rule in rules:
             _add(rule, rel, out)
+        if not trust.everything:  # trusted by the environment: scripts may change
+            _pin_scripts(out, root)
     return out
+
+
+def _pin_scripts(out: HookSet, root: Path) -> None:
+    """Each project shell rule keeps the scripts it runs as they are now (just
+    checked against the trust): the engine runs it only while they still are."""
+    for i, rule in enumerate(out.rules):
+        if rule.scope == "project" and rule.action.type == "shell" and not rule.scripts:
+            pinned = tuple(hook_scripts(rule.action.command, root))
+            if pinned:
+                out.rules[i] = replace(rule, scripts=pinned)

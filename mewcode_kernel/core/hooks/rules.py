@@ -136,6 +136,9 @@ class HookRule:
     run_async: bool = False
     timeout: float = DEFAULT_TIMEOUT
     claude: bool = False
+    #: a project hook's scripts as trusted (path in the root, SHA-256): checked
+    #: before each run, so a script edited after the approval never runs
+    scripts: tuple[tuple[str, str], ...] = ()
 
     @property
     def matcher(self) -> str:

@@ -1,11 +1,14 @@
 """How a stdio MCP server is started: the one place its command, arguments,
 environment, working directory and log file are decided.
 
-The environment is the server's own ``env`` over a small allowlist of the
-host's variables (``DEFAULT_ENV_ALLOWLIST`` plus the user's
-``mcp_env_allowlist``); provider keys and endpoints are never inherited,
-even when an allowlist names them. An OS sandbox wraps ``StdioLaunch`` here
-(issue: OS sandbox and trust), so nothing else builds a server's process.
+The environment is built by ``core.child_env``, as for every process
+MewCode starts: the allowlisted host variables (``DEFAULT_ENV_ALLOWLIST``,
+the user's ``env_allowlist`` and ``mcp_env_allowlist``) without provider keys
+and endpoints and without any variable holding a known secret, whatever an
+allowlist says; then the server's own ``env`` as written (the user's or a
+trusted project's configuration). An OS sandbox wraps ``StdioLaunch`` here,
+so nothing else builds a server's process. What the server prints on
+stderr goes to its log file through the session's redactor (``transport``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..child_env import DEFAULT_ALLOWLIST, NEVER_INHERITED, ChildEnv
 from ..config import McpServerConfig
+from ..redaction import Redactor
 
 __all__ = [
     "DEFAULT_ENV_ALLOWLIST",
@@ -26,45 +31,8 @@ __all__ = [
     "stdio_launch",
 ]
 
-DEFAULT_ENV_ALLOWLIST: tuple[str, ...] = (
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "TERM",
-    "LANG",
-    "LANGUAGE",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TZ",
-    "TMPDIR",
-    "TEMP",
-    "TMP",
-    # Windows needs these to start most programs at all
-    "SYSTEMROOT",
-    "COMSPEC",
-    "PATHEXT",
-    "APPDATA",
-    "LOCALAPPDATA",
-    "USERPROFILE",
-)
-"""Host variables a stdio server inherits: enough to find and run programs,
-nothing that grants access to anything."""
-
-NEVER_INHERITED: frozenset[str] = frozenset(
-    {
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-        "ANTHROPIC_BASE_URL",
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "OPENAI_ORG_ID",
-        "OPENAI_PROJECT_ID",
-    }
-)
-"""The provider keys and endpoints: never inherited by a server, whatever an
-allowlist says. (A server's own ``env`` may still set them explicitly.)"""
+DEFAULT_ENV_ALLOWLIST = DEFAULT_ALLOWLIST
+"""Host variables a stdio server inherits (``core.child_env``'s, for every process)."""
 
 _UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -81,6 +49,8 @@ class StdioLaunch:
     #: the server's own command, as configured (``command`` is bubblewrap when sandboxed)
     program: str = ""
     sandboxed: bool = False
+    #: takes known secrets out of what the server prints to its log
+    redactor: Redactor = field(default_factory=Redactor, repr=False)
 
 
 def log_path(root: Path, server: str) -> Path:
@@ -95,18 +65,20 @@ def stdio_launch(
     host_env: Mapping[str, str],
     allowlist: Iterable[str] = (),
     wrap: Callable[[Sequence[str]], list[str]] | None = None,
+    rule: ChildEnv | None = None,
 ) -> StdioLaunch:
     """The process for ``server``: its command and arguments as written (never
-    expanded), the allowlisted host variables overlaid by its own ``env``,
-    run in the project root, stderr to its log file; ``wrap`` (the OS
-    sandbox) turns the command line into the confined one."""
+    expanded), the host variables ``rule`` (the session's, default: the
+    secrets of ``host_env``) lets through with ``allowlist`` (the user's
+    ``mcp_env_allowlist``) overlaid by its own ``env``, run in the project
+    root, stderr to its log file (through ``rule``'s redactor); ``wrap``
+    (the OS sandbox) turns the command line into the confined one."""
     if server.command is None:
         raise ValueError(f"MCP server {server.name!r} has no command")
-    names = dict.fromkeys([*DEFAULT_ENV_ALLOWLIST, *allowlist])
-    env = {
-        name: host_env[name] for name in names if name in host_env and name not in NEVER_INHERITED
-    }
-    env.update(server.env)
+    if rule is None or rule.secrets is None:
+        host = dict(host_env)
+        rule = ChildEnv(rule.allowlist if rule else (), Redactor.from_environment(host))
+    env = rule.build(host_env, allowlist=allowlist, configured=server.env)
     argv = [server.command, *server.args]
     # a command that is not there fails to start unwrapped, with its own clear
     # error, rather than as a sandbox that exits at once
@@ -123,4 +95,5 @@ def stdio_launch(
         env=env,
         cwd=root,
         log_path=log_path(root, server.name),
+        redactor=rule.secrets or Redactor(),
     )

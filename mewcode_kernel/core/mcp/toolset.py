@@ -10,8 +10,9 @@ changed, or came back with others), and the session's registry picks the
 change up between turns only.
 
 Project servers (``.mewcode.yaml``, ``.mcp.json``) start only when
-``project_trusted()`` says so; by default that is ``MEWCODE_TRUST_PROJECT=1``,
-and a session sets it to the project's trust (``core.trust``). User servers
+``server_trusted(server)`` says so (default: ``project_trusted()``, itself
+``MEWCODE_TRUST_PROJECT=1`` by default); a session asks whether the
+project's trust (``core.trust``) allows that very entry. User servers
 need no trust. ``sandbox_wrap`` (the session's OS sandbox) confines every
 stdio server's process, user servers included.
 
@@ -30,6 +31,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..child_env import ChildEnv
 from ..config import McpServerConfig
 from ..events import Notice
 from ..tools.base import Tool, ToolOutput
@@ -84,7 +86,9 @@ class McpToolset:
 
     ``env`` is the host environment servers inherit from (through the
     allowlist) and ``${VAR}`` came from; ``allowlist`` adds names to
-    ``DEFAULT_ENV_ALLOWLIST``.
+    ``DEFAULT_ENV_ALLOWLIST``; ``child_env`` is the session's rule for its
+    processes' environment (its allowlist and known secrets, which also keep
+    secrets out of the servers' log files; default: the secrets of ``env``).
     """
 
     name = "mcp"
@@ -98,14 +102,22 @@ class McpToolset:
         allowlist: Iterable[str] = (),
         project_trusted: Callable[[], bool] | None = None,
         sandbox_wrap: Callable[[Sequence[str]], list[str]] | None = None,
+        server_trusted: Callable[[McpServerConfig], bool] | None = None,
+        child_env: ChildEnv | None = None,
     ) -> None:
         self.root = root
         self.sandbox_wrap = sandbox_wrap
+        self.child_env = child_env
         self._servers = dict(servers)
         self._env = dict(env)
         self._allowlist = tuple(allowlist)
         # read when servers start, from the live mapping: trust given later counts
         self.project_trusted = project_trusted or (lambda: env.get(TRUST_ENV) == "1")
+        #: whether one project server may start (default: ``project_trusted()``);
+        #: a session asks whether its trust allows that very entry
+        self.server_trusted: Callable[[McpServerConfig], bool] = server_trusted or (
+            lambda _server: self.project_trusted()
+        )
         self._connections: dict[str, Connection] = {}
         self._skipped: dict[str, str] = {}  # name -> why it was not started
         self._tools: list[Tool] = []
@@ -185,7 +197,7 @@ class McpToolset:
         server = self._servers[name]
         conn = self._connections.get(name)
         wanted = server
-        if server.scope == "project" and not self.project_trusted():
+        if server.scope == "project" and not self.server_trusted(server):
             wanted = server.shadows  # type: ignore[assignment]
         if conn is not None and conn.config is wanted:
             await conn.reconnect()
@@ -239,7 +251,6 @@ class McpToolset:
         """Start ``servers`` concurrently; ``report``: leave notices about the
         ones skipped or failed (``/mcp reconnect`` shows its own result)."""
         to_start: list[McpServerConfig] = []
-        trusted: bool | None = None
         for server in servers:
             notes = self._start_notes.setdefault(server.name, []) if report else []
             if not _VALID_SERVER.match(server.name):
@@ -257,8 +268,7 @@ class McpToolset:
                 )
                 continue
             if server.scope == "project":
-                trusted = self.project_trusted() if trusted is None else trusted
-                if not trusted:
+                if not self.server_trusted(server):
                     if server.shadows is None:
                         self._skipped[server.name] = "untrusted"
                         continue
@@ -287,6 +297,7 @@ class McpToolset:
                     host_env=self._env,
                     allowlist=self._allowlist,
                     wrap=self.sandbox_wrap,
+                    rule=self.child_env,
                 )
                 if server.type == "stdio"
                 else None

@@ -98,6 +98,8 @@ def _may_write(request: PermissionRequest) -> str | None:
     if request.family == "command":
         if request.subject is None or not request.subject.strip():
             return "the command is missing"
+        # a first, clear refusal; with the OS sandbox the role's commands also run
+        # with the file system read-only, so what this reading misses cannot write
         return writes_possibly(analyze(request.subject))
     if request.family == "python":
         return "code run in the notebook may change anything"

@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
+from ..config.trust_items import TrustPolicy
 from ..fs import Workspace
 from ..messages import ToolUseBlock
 from ..tools.base import Tool
 from ..tools.context import RunContext
-from ..trust import ProjectTrust
 from .audit import AuditRecord
 from .decision import Decision
 from .engine import decide
@@ -165,7 +165,8 @@ class Gate:
         self._workspaces: dict[tuple[str, tuple[str, ...]], Workspace] = {}
         self._contexts: OrderedDict[str, RunContext] = OrderedDict()
         #: Called with the file after an "always allow" rule was saved to it.
-        self.on_saved: Callable[[Path], None] | None = None
+        #: told of each rule saved to the project: ``(file, rule, behavior)``
+        self.on_saved: Callable[[Path, str, str], None] | None = None
 
     @classmethod
     def for_project(
@@ -174,7 +175,7 @@ class Gate:
         *,
         mode: Mode | None = None,
         config_permissions: Iterable[tuple[Any, RuleSource]] = (),
-        trust: ProjectTrust | None = None,
+        trust: TrustPolicy | None = None,
         **kwargs: Any,
     ) -> Gate:
         """A gate with the rules of ``config_permissions`` (each a ``permissions``
@@ -356,7 +357,7 @@ class Gate:
             self.rules.remove(old)
         self.rules.add(saved)
         if self.on_saved is not None:
-            self.on_saved(path)
+            self.on_saved(path, text, behavior)
         return path
 
     # ---- what the model sees ------------------------------------------------------

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ConfiguredRule
-from ..trust import ProjectTrust
+from ..config.trust_items import TrustPolicy
 from .audit import AuditRecord
 from .gate import Gate
 from .modes import Mode
@@ -23,7 +23,7 @@ def gate_for_project(
     *,
     mode: Mode | None = None,
     on_audit: Callable[[AuditRecord], None] | None = None,
-    trust: ProjectTrust | None = None,
+    trust: TrustPolicy | None = None,
     unreadable: Iterable[str] = (),
     sandboxed: bool = False,
 ) -> Gate:

@@ -70,6 +70,12 @@ class PermissionGate(Protocol):
     def mode(self, value: str) -> None: ...
 
     @property
+    def read_only(self) -> bool:
+        """A read-only role's gate: nothing that may write is allowed, and what
+        it runs gets the file system read-only."""
+        ...
+
+    @property
     def additional_dirs(self) -> tuple[Path, ...]:
         """Directories besides the root where reads and edits count as inside."""
         ...

@@ -13,9 +13,10 @@ Every problem is reported, never raised: a file that cannot be read is one
 A file that cannot be read but mentions deny rules, and a deny rule that
 does not parse, fail closed (``RuleSet.broken``): what they may cover asks.
 
-Given the project's ``trust`` and it is not trusted, these files can only
-tighten: their allow rules, additional directories and a lenient
-``defaultMode`` (``acceptEdits``, ``bypassPermissions``) are left out.
+Given the project's ``trust``, these files can only tighten unless it
+allows each loosening entry's exact item: allow rules, additional
+directories and a lenient ``defaultMode`` (``acceptEdits``,
+``bypassPermissions``) it does not allow are left out.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from typing import Any
 
 import yaml
 
+from ..config.trust_items import TrustPolicy, allow_rule_item, directory_item, mode_item
 from ..fs import atomic_write_within
-from ..trust import ProjectTrust
 from .modes import MODES, Mode
 from .rules import BEHAVIORS, Behavior, RuleProblem, RuleSet, RuleSource, parse_rule
 
@@ -58,7 +59,6 @@ _KNOWN_KEYS = frozenset(
         "disableBypassPermissionsMode",
     }
 )
-_LENIENT_DEFAULTS = frozenset({"acceptEdits", "bypassPermissions"})
 _LOCAL_HEADER = (
     '# Written by MewCode when you chose "always allow" and saved it.\n'
     "# Local to this checkout: keep it out of version control.\n"
@@ -115,12 +115,43 @@ def rules_from_permissions(permissions: Any, source: RuleSource) -> RuleSet:
     return out
 
 
-def _trusted(trust: ProjectTrust | None) -> bool:
-    return trust is None or trust.trusted
+def _only_trusted(block: Mapping[str, Any], rel: str, trust: TrustPolicy | None) -> dict[str, Any]:
+    """``block`` without the loosening entries ``trust`` does not allow, each
+    judged by the item of exactly its value (what the trust card showed)."""
+    out = dict(block)
+    if trust is None:
+        return out
+    allow = out.get("allow")
+    if isinstance(allow, str):
+        allow = [allow]
+    if isinstance(allow, list):
+        out["allow"] = [r for r in allow if trust.allows(allow_rule_item(rel, r))]
+    mode = mode_item(rel, out.get("defaultMode"))
+    if mode is not None and not trust.allows(mode):
+        out.pop("defaultMode")
+    for key in ("additionalDirectories", "additional_directories"):
+        dirs = out.get(key)
+        if dirs is None:
+            continue
+        listed = dirs if isinstance(dirs, list) else [dirs]
+        out[key] = [d for d in listed if trust.allows(directory_item(rel, d))]
+    return out
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _apply_block(
-    block: Any, settings: LoadedSettings, source: RuleSource, root: Path, *, loosen: bool = True
+    block: Any,
+    settings: LoadedSettings,
+    source: RuleSource,
+    root: Path,
+    *,
+    trust: TrustPolicy | None = None,
 ) -> None:
     label = source.label
     if block is None:
@@ -134,14 +165,8 @@ def _apply_block(
         if "deny" in json.dumps(block, default=str).lower():
             settings.rules.fail_closed(source, "'permissions' is not an object")
         return
-    if not loosen:  # an untrusted project file: only its deny and ask rules
-        block = {
-            k: v for k, v in block.items() if k in ("deny", "ask", "disableBypassPermissionsMode")
-        } | (
-            {"defaultMode": block["defaultMode"]}
-            if block.get("defaultMode") not in _LENIENT_DEFAULTS and "defaultMode" in block
-            else {}
-        )
+    if source.path is not None:
+        block = _only_trusted(block, _relative(source.path, root), trust)
     settings.rules.extend(rules_from_permissions(block, source))
     dirs = block.get("additionalDirectories", block.get("additional_directories"))
     for entry in dirs if isinstance(dirs, list) else ([] if dirs is None else [dirs]):
@@ -194,7 +219,7 @@ def _apply_block(
 
 
 def load_claude_settings(
-    path: Path, *, project_root: Path, trust: ProjectTrust | None = None
+    path: Path, *, project_root: Path, trust: TrustPolicy | None = None
 ) -> LoadedSettings:
     """Read one Claude Code settings file. Missing file: empty settings."""
     settings = LoadedSettings()
@@ -229,11 +254,11 @@ def load_claude_settings(
         if "deny" in text.lower():
             settings.rules.fail_closed(source, "not a JSON object")
         return settings
-    _apply_block(data.get("permissions"), settings, source, project_root, loosen=_trusted(trust))
+    _apply_block(data.get("permissions"), settings, source, project_root, trust=trust)
     return settings
 
 
-def load_local_settings(root: Path, trust: ProjectTrust | None = None) -> LoadedSettings:
+def load_local_settings(root: Path, trust: TrustPolicy | None = None) -> LoadedSettings:
     """Read ``<root>/.mewcode/settings.local.yaml`` (rules saved by "always allow")."""
     path = root / LOCAL_SETTINGS
     settings = LoadedSettings()
@@ -258,11 +283,11 @@ def load_local_settings(root: Path, trust: ProjectTrust | None = None) -> Loaded
             RuleProblem(source=str(path), text="", message="not a mapping; file ignored")
         )
         return settings
-    _apply_block(data.get("permissions"), settings, source, root, loosen=_trusted(trust))
+    _apply_block(data.get("permissions"), settings, source, root, trust=trust)
     return settings
 
 
-def load_project_settings(root: Path, trust: ProjectTrust | None = None) -> LoadedSettings:
+def load_project_settings(root: Path, trust: TrustPolicy | None = None) -> LoadedSettings:
     """The project's Claude settings (shared, then local) and MewCode's local file
     (``trust``: see the module docstring; ``None`` applies everything)."""
     settings = LoadedSettings()

@@ -24,6 +24,10 @@ class PromptAssembler:
     ``home`` is the user's home (``~/.mewcode/MEWCODE.md``,
     ``~/.mewcode/MEMORY.md``); ``skills`` returns the skills catalog section
     (read with the rest of the system prompt, at session boundaries only).
+    ``trusted`` says whether the project is trusted (``ProjectTrust.trusted``),
+    which lets its instruction files import Markdown from the user's MewCode
+    folder; a callable is asked at every read, so trusting the project
+    mid-session counts from the next session boundary.
     """
 
     def __init__(
@@ -32,8 +36,10 @@ class PromptAssembler:
         *,
         home: Path | None = None,
         skills: Callable[[], str] | None = None,
+        trusted: bool | Callable[[], bool] = False,
     ) -> None:
         self.root = root
+        self.trusted = trusted
         self.home = home if home is not None else Path.home()
         self.memory = MemoryStore(root, home=self.home)
         self.skills = skills
@@ -41,7 +47,8 @@ class PromptAssembler:
     def system_prompt(self) -> tuple[str, list[str]]:
         """The system prompt as of now, and warnings to show (size caps,
         missing imports). Read from disk: call it at session boundaries only."""
-        instructions = load_instructions(self.root, home=self.home)
+        trusted = self.trusted() if callable(self.trusted) else self.trusted
+        instructions = load_instructions(self.root, home=self.home, trusted=trusted)
         memory, memory_warnings = self.memory.render()
         prompt = build_system_prompt(
             instructions=instructions.render(),

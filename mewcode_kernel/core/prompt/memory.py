@@ -9,6 +9,11 @@ The system prompt is read when a session starts, after ``/clear`` or a
 resume, and after a compaction, never in between (it must stay
 byte-identical for the prompt cache); a note added mid-session also reaches
 the model at once as a reminder on the next turn.
+
+The project's file is the repository's: it is read only when it resolves
+inside the project (a cloned ``.mewcode/MEMORY.md -> ~/.ssh/id_rsa`` is not
+sent to the model) and is a regular file (a FIFO never blocks), and written
+without following a link planted on the way.
 """
 
 from __future__ import annotations
@@ -18,7 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from ..fs.read_regular import read_regular_file
+from ..fs.safe_write import atomic_write_within
 from ..userdirs import mewcode_home
+from .import_scope import ImportScope
 
 __all__ = [
     "MAX_MEMORY_CHARS",
@@ -31,6 +39,8 @@ __all__ = [
 
 MEMORY_FILE = Path(".mewcode") / "MEMORY.md"
 MAX_MEMORY_CHARS = 20_000
+#: bytes read of a memory file at most (the character cap then cuts the prompt's copy)
+_MAX_FILE_BYTES = 1 << 20
 Scope = Literal["project", "user"]
 
 _HEADER = (
@@ -78,10 +88,26 @@ class MemoryStore:
         return self.root / MEMORY_FILE if scope == "project" else self.state / MEMORY_FILE.name
 
     def _read(self, scope: Scope) -> str:
+        path = self.path(scope)
+        real = os.path.realpath(path)
+        if scope == "project":
+            place = ImportScope.of(self.root, state=None, home=self.home, trusted=False)
+            if place.refusal(real, "project") is not None:
+                return ""
         try:
-            return self.path(scope).read_text(encoding="utf-8")
+            single = scope == "project"  # a hard link's other name may be outside the project
+            return read_regular_file(real, _MAX_FILE_BYTES, single_link=single).decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return ""
+
+    def _write(self, scope: Scope, text: str) -> None:
+        """Replace the file, inside its own folder only (the project, or the
+        MewCode folder), never through a link planted on the way."""
+        if scope == "user":
+            self.state.mkdir(parents=True, exist_ok=True)  # the user's own: made on first use
+        folder = os.path.realpath(self.root if scope == "project" else self.state)
+        relative = MEMORY_FILE if scope == "project" else Path(MEMORY_FILE.name)
+        atomic_write_within(os.path.join(folder, relative), text, [folder])
 
     def notes(self) -> list[MemoryNote]:
         """Every bullet, project notes first, numbered from 1."""
@@ -98,13 +124,12 @@ class MemoryStore:
         text = " ".join(note.split())
         if not text:
             raise ValueError("a memory note needs some text")
-        path = self.path(scope)
         current = self._read(scope)
         if not current:
             current = _HEADER
         elif not current.endswith("\n"):
             current += "\n"
-        _write(path, current + f"- {text}\n")
+        self._write(scope, current + f"- {text}\n")
         number = max((n.number for n in self.notes() if n.scope == scope), default=1)
         return MemoryNote(number=number, scope=scope, text=text)
 
@@ -127,7 +152,7 @@ class MemoryStore:
                 if seen == index:
                     del lines[i]
                     break
-        _write(self.path(target.scope), "".join(lines))
+        self._write(target.scope, "".join(lines))
         return target
 
     def render(self, *, max_chars: int = MAX_MEMORY_CHARS) -> tuple[str, list[str]]:
@@ -155,10 +180,3 @@ class MemoryStore:
             return "", warnings
         head = "# Memory\n\nNotes the user asked you to remember. Follow them."
         return "\n\n".join([head, *sections]), warnings
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

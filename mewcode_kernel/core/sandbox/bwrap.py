@@ -81,6 +81,7 @@ class SandboxPolicy:
     hidden: tuple[str, ...] = ()
     temp_dirs: tuple[str, ...] = ("/tmp",)
     network: Network = "on"
+    #: a read-only role: the writable directories are shown read-only
     read_only: bool = False
 
 

@@ -11,13 +11,19 @@ followed by ``fsync``, so a crash loses nothing already appended and can at
 worst leave a partial last line, which readers skip and which the next writer
 terminates before appending. Only messages and ``meta.json`` are written:
 provider names and models, never keys or URLs.
+
+A writer given ``redact`` (the session's redactor) passes every line and the
+first prompt through it on the way into the file: a key the person pasted
+into a prompt, or any other known secret, is stored as ``[REDACTED:NAME]``
+(the conversation in memory keeps it; a resumed one has the placeholder).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -44,6 +50,8 @@ from .meta import PROMPT_KEEP_CHARS, SessionMeta, read_meta, write_meta
 
 __all__ = ["SessionStore", "SessionWriter"]
 
+Redact = Callable[[str], str]
+
 # read too: the last byte is checked through the same descriptor
 _APPEND_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT
 
@@ -53,9 +61,10 @@ class SessionWriter:
     as ``on_append`` / ``on_replace``. Thread-safe; use as a context manager or
     call ``close``. Errors surface as ``SessionError``."""
 
-    def __init__(self, directory: Path, meta: SessionMeta) -> None:
+    def __init__(self, directory: Path, meta: SessionMeta, *, redact: Redact | None = None) -> None:
         self.path = directory
         self._meta = meta
+        self._redact = redact
         self._lock = threading.Lock()
         self._fd: int | None = None
         self._session_lock = SessionLock(directory, meta.id)  # raises SessionInUse
@@ -84,17 +93,17 @@ class SessionWriter:
     def append(self, message: Message) -> None:
         """Write ``message`` as one line and ``fsync`` it before returning.
         The first user prompt is recorded in ``meta.json`` once."""
-        line = _encode(message)
+        line = self._scrubbed(_encode(message))
         with self._lock:
             self._write(line)
             if self._meta.first_prompt is None and _is_prompt(message):
-                text = prompt_text(message).strip()
+                text = self._text(prompt_text(message).strip())
                 if text:
                     self._set_meta(self._meta.touched(first_prompt=text[:PROMPT_KEEP_CHARS]))
 
     def append_marker(self, kind: str, data: Mapping[str, Any] | None = None) -> None:
         """Write a ``{"type": kind, ...}`` marker line (see ``_files``)."""
-        line = encode_marker(kind, data)
+        line = self._scrubbed(encode_marker(kind, data))
         with self._lock:
             self._write(line)
 
@@ -107,7 +116,8 @@ class SessionWriter:
         ``fsync``. Loading starts at the last such marker that is complete,
         so a crash in the middle of this write leaves the previous state."""
         record = {**(data or {}), "messages": len(messages)}
-        payload = encode_marker(COMPACT_MARKER, record) + b"".join(_encode(m) for m in messages)
+        lines = [encode_marker(COMPACT_MARKER, record), *(_encode(m) for m in messages)]
+        payload = b"".join(self._scrubbed(line) for line in lines)
         with self._lock:
             self._write(payload)
             self._set_meta(self._meta.touched())
@@ -115,7 +125,7 @@ class SessionWriter:
     def replace(self, messages: Sequence[Message]) -> None:
         """Rewrite the conversation as ``messages`` (compaction), atomically:
         a crash leaves either the old file or the new one."""
-        data = b"".join(_encode(m) for m in messages)
+        data = b"".join(self._scrubbed(_encode(m)) for m in messages)
         with self._lock:
             fd = self._require_open()
             try:
@@ -139,6 +149,7 @@ class SessionWriter:
         """Record the first prompt in ``meta.json`` (a fork keeps its origin's)."""
         if text:
             with self._lock:
+                text = self._text(text)
                 self._set_meta(self._meta.touched(first_prompt=text[:PROMPT_KEEP_CHARS]))
 
     def __enter__(self) -> SessionWriter:
@@ -155,6 +166,26 @@ class SessionWriter:
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<SessionWriter {self.id} {state}>"
+
+    def _text(self, text: str) -> str:
+        return self._redact(text) if self._redact is not None else text
+
+    def _scrubbed(self, line: bytes) -> bytes:
+        """``line`` (one JSON record) with every string in it redacted."""
+        if self._redact is None:
+            return line
+        text = line.decode("utf-8", "surrogatepass")
+        if self._redact(text) == text:
+            return line
+        # the strings one by one: a placeholder never lands inside JSON syntax
+        record = json.loads(text)
+        scrubbed = _redact_strings(record, self._redact)
+        return (
+            json.dumps(scrubbed, ensure_ascii=False, separators=(",", ":")).encode(
+                "utf-8", "surrogatepass"
+            )
+            + b"\n"
+        )
 
     def _open(self) -> int:
         try:
@@ -202,8 +233,11 @@ class SessionStore:
     """
 
     @staticmethod
-    def create(root: Path, provider: str | None, model: str | None) -> SessionWriter:
-        """Start a new, empty session and return its writer."""
+    def create(
+        root: Path, provider: str | None, model: str | None, *, redact: Redact | None = None
+    ) -> SessionWriter:
+        """Start a new, empty session and return its writer (see
+        ``SessionWriter`` for ``redact``)."""
         session_id, directory = claim_session_dir(safe_sessions_dir(root))
         meta = SessionMeta.new(session_id, provider=provider, model=model)
         try:
@@ -212,12 +246,12 @@ class SessionStore:
             raise SessionError(
                 f"cannot write meta of session {session_id}: {exc.strerror}"
             ) from None
-        writer = SessionWriter(directory, meta)
+        writer = SessionWriter(directory, meta, redact=redact)
         fsync_dir(directory)
         return writer
 
     @staticmethod
-    def open(root: Path, session_id: str) -> SessionWriter:
+    def open(root: Path, session_id: str, *, redact: Redact | None = None) -> SessionWriter:
         """Reopen a stored session (a unique id prefix is enough) for appending.
         A partial last line is terminated first; missing meta is rebuilt."""
         sid = resolve_session_id(root, session_id)
@@ -235,13 +269,18 @@ class SessionStore:
 
     @staticmethod
     def fork(
-        root: Path, session_id: str, *, provider: str | None, model: str | None
+        root: Path,
+        session_id: str,
+        *,
+        provider: str | None,
+        model: str | None,
+        redact: Redact | None = None,
     ) -> tuple[LoadedSession, SessionWriter]:
         """A new session continuing a copy of ``session_id``'s conversation
         (readable even while another process writes it). The copy is recorded
         behind a ``compact`` marker saying where it came from."""
         loaded = load_session(root, session_id)
-        writer = SessionStore.create(root, provider=provider, model=model)
+        writer = SessionStore.create(root, provider=provider, model=model, redact=redact)
         try:
             writer.append_compaction(loaded.messages, {"trigger": "fork", "forked_from": loaded.id})
             writer.set_first_prompt(loaded.meta.first_prompt)
@@ -251,13 +290,15 @@ class SessionStore:
         return loaded, writer
 
     @staticmethod
-    def resume(root: Path, session_id: str) -> tuple[LoadedSession, SessionWriter]:
+    def resume(
+        root: Path, session_id: str, *, redact: Redact | None = None
+    ) -> tuple[LoadedSession, SessionWriter]:
         """Load a session and reopen it; the messages that closed dangling tool
         calls (``loaded.unsaved``) are written at once, so disk and memory agree.
         After a compaction cut short by a crash, the loaded conversation is
         recorded afresh behind a new ``compact`` marker."""
         loaded = load_session(root, session_id)
-        writer = SessionStore.open(root, loaded.id)
+        writer = SessionStore.open(root, loaded.id, redact=redact)
         if loaded.broken_compaction or loaded.repaired:
             # mended before its end: the log cannot be fixed by appending
             writer.append_compaction(loaded.messages, {"trigger": "repair"})
@@ -265,6 +306,16 @@ class SessionStore:
         for message in loaded.unsaved:
             writer.append(message)
         return loaded, writer
+
+
+def _redact_strings(value: Any, redact: Redact) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_redact_strings(v, redact) for v in value]
+    if isinstance(value, dict):
+        return {k: _redact_strings(v, redact) for k, v in value.items()}
+    return value
 
 
 def _is_prompt(message: Message) -> bool:

@@ -4,9 +4,13 @@ In precedence order (the first folder holding a name wins): the project's
 ``.mewcode/skills/``, ``.claude/skills/`` and ``.agents/skills/``, then the
 user's ``~/.mewcode/skills/`` and ``~/.claude/skills/``. A skill is a
 directory holding ``SKILL.md``; loose files and dot-directories are ignored.
-Names are case-insensitive. A file that cannot be used is reported (file,
-line, reason) and skipped; a name found twice is reported once, and the
-same folder reached twice through a symlink is not a duplicate.
+Names are compared case-insensitively and Unicode-normalised (``skill_key``).
+A file that cannot be used is reported (file, line, reason) and skipped; a
+skill hidden by another of the same name is reported naming both, so a
+hand-made skill is never hidden silently; the same folder reached twice
+through a symlink is not a duplicate. ``skills_named`` finds every skill
+using a name in any folder (also one whose ``SKILL.md`` cannot be parsed, by
+its folder's name): ``install_skill`` asks it before taking a name.
 
 The catalog is read at session boundaries and after an install
 (``reload``), never mid-turn. Readers share immutable ``Skill`` values and
@@ -24,9 +28,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import SkillError
+from ..fs.read_regular import read_regular_file
 from ..project_paths import PROJECT_SKILL_PARENTS
 from ..userdirs import display_path, mewcode_home
-from .parse import parse_skill
+from .parse import parse_skill, skill_key
 from .skill import InstallRecord, Skill, Source
 
 __all__ = [
@@ -37,6 +42,7 @@ __all__ = [
     "SkillFolder",
     "read_install_record",
     "skill_folders",
+    "skills_named",
 ]
 
 SKILL_FILE = "SKILL.md"
@@ -85,9 +91,8 @@ def read_install_record(directory: Path) -> InstallRecord | None:
 
 def _read_skill(path: Path, folder: SkillFolder) -> Skill:
     """Parse one SKILL.md found in ``folder``; raises ``SkillError``."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_SKILL_MD_BYTES + 1)
+    try:  # a FIFO or device planted as SKILL.md must not block the scan
+        raw = read_regular_file(os.path.realpath(path), MAX_SKILL_MD_BYTES)
     except OSError as exc:
         raise SkillError(f"cannot be read ({exc.strerror})", path=str(path)) from None
     if len(raw) > MAX_SKILL_MD_BYTES:
@@ -103,6 +108,32 @@ def _read_skill(path: Path, folder: SkillFolder) -> Skill:
         origin=folder.label,
         install=read_install_record(path.parent),
     )
+
+
+def skills_named(folders: Iterable[SkillFolder], name: str) -> list[tuple[SkillFolder, Path]]:
+    """Every skill folder in ``folders`` that uses ``name``: its ``SKILL.md``
+    names it, or (when that file names nothing readable) the folder itself
+    is called so. Read now, not from a catalog's snapshot."""
+    key = skill_key(name)
+    found: list[tuple[SkillFolder, Path]] = []
+    for folder in folders:
+        try:
+            entries = sorted(os.scandir(folder.path), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith(".") or not entry.is_dir():
+                continue
+            path = Path(entry.path) / SKILL_FILE
+            if not path.is_file():
+                continue
+            try:
+                named = _read_skill(path, folder).name
+            except SkillError:
+                named = None
+            if named == key or (named is None and skill_key(entry.name) == key):
+                found.append((folder, Path(entry.path)))
+    return found
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -139,8 +170,9 @@ def _scan(folders: Iterable[SkillFolder]) -> _Snapshot:
             if skill.name in found:
                 kept = found[skill.name]
                 problems.append(
-                    f"{path}: skill {skill.name!r} is also in {kept.display_dir}, which takes "
-                    "precedence; this one is not used"
+                    f"{path}: skill {skill.name!r} in {skill.display_dir} is hidden by the one "
+                    f"in {kept.display_dir} ({kept.path.parent}), which takes precedence; "
+                    "this one is not used"
                 )
                 continue
             found[skill.name] = skill
@@ -183,7 +215,7 @@ class SkillCatalog:
 
     def get(self, name: str) -> Skill | None:
         """The skill called ``name`` (any case), or ``None``."""
-        return self._snapshot.skills.get(name.strip().lower())
+        return self._snapshot.skills.get(skill_key(name))
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self.get(name) is not None

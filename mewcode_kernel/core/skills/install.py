@@ -2,7 +2,12 @@
 check it, then swap it in with one rename.
 
 Only a skill that ``install_skill`` put there (it holds the install record)
-is ever replaced: a folder of the same name written by hand is refused.
+is ever replaced: a folder of the same name written by hand is refused. Nor
+does an install take a name any other skill already uses in any folder the
+catalog reads (``skills_named``, asked just before the swap): a project
+install would hide the user's skill of that name, a user install would be
+hidden by the project's, and both without a word. Updating the same
+installed skill in place stays allowed.
 The staging folder is a dot-folder inside the skills folder the skill goes
 to, so the final rename never crosses a file system. Nothing is swapped in
 until the whole download passed every check (quotas, no traversal, no
@@ -25,13 +30,13 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import SkillError
-from .catalog import INSTALL_RECORD, SKILL_FILE
+from .catalog import INSTALL_RECORD, SKILL_FILE, SkillFolder, read_install_record, skills_named
 from .download import download
 from .parse import parse_skill
 from .sources import InstallSettings, parse_source
@@ -62,15 +67,23 @@ def content_hash(folder: Path) -> str:
     return digest.hexdigest()
 
 
-async def install(url: str, skills_dir: Path, settings: InstallSettings) -> Installed:
+async def install(
+    url: str,
+    skills_dir: Path,
+    settings: InstallSettings,
+    *,
+    folders: Sequence[SkillFolder] = (),
+) -> Installed:
     """Install the skill at ``url`` into ``skills_dir`` (created if missing).
-    Raises ``SkillError`` saying why nothing was installed."""
+    ``folders``: every folder skills are read from (the catalog's), none of
+    which may hold another skill of the same name. Raises ``SkillError``
+    saying why nothing was installed."""
     source = parse_source(url, settings)
     staging = _make_staging(skills_dir)
     try:
         files = await download(source, staging, settings)
         # checks and the swap stay on this thread: an interrupt must not find them half done
-        return _finish(source.url, staging, skills_dir, files)
+        return _finish(source.url, staging, skills_dir, files, folders)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -86,7 +99,9 @@ def _make_staging(skills_dir: Path) -> Path:
     return staging
 
 
-def _finish(url: str, staging: Path, skills_dir: Path, files: int) -> Installed:
+def _finish(
+    url: str, staging: Path, skills_dir: Path, files: int, folders: Sequence[SkillFolder]
+) -> Installed:
     """Check the download, record where it came from, and swap it in."""
     skill_md = staging / SKILL_FILE
     if not skill_md.is_file() or skill_md.is_symlink():
@@ -104,6 +119,7 @@ def _finish(url: str, staging: Path, skills_dir: Path, files: int) -> Installed:
     }
     (staging / INSTALL_RECORD).write_text(json.dumps(record, indent=2) + "\n")
     target = skills_dir / skill.name
+    _refuse_name_in_use(skill.name, target, folders)
     if target.is_dir() and not target.is_symlink() and not (target / INSTALL_RECORD).is_file():
         raise SkillError(
             f"{target} holds a skill that was not installed by install_skill (it may be your own "
@@ -111,6 +127,25 @@ def _finish(url: str, staging: Path, skills_dir: Path, files: int) -> Installed:
         )
     replaced = _swap(staging, target)
     return Installed(name=skill.name, directory=target, files=files, sha256=sha, replaced=replaced)
+
+
+def _refuse_name_in_use(name: str, target: Path, folders: Sequence[SkillFolder]) -> None:
+    """Raise unless no skill uses ``name`` but the installed one at ``target``."""
+    here = os.path.realpath(target)
+    for folder, directory in skills_named(folders, name):
+        record = read_install_record(directory)
+        if os.path.realpath(directory) == here and record is not None:
+            continue  # the installed skill this install updates
+        whose = (
+            f"installed by install_skill from {record.url}"
+            if record is not None
+            else "it was not installed by install_skill and may be your own work"
+        )
+        raise SkillError(
+            f"a skill called {name!r} already exists in {folder.label}/{directory.name} "
+            f"({directory}; {whose}); installing another into {target.parent} would replace it, "
+            "hide it or be hidden by it. Rename, move or remove that one first"
+        )
 
 
 def _swap(

@@ -24,6 +24,7 @@ line and the reason.
 from __future__ import annotations
 
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,13 @@ import yaml
 from ..errors import SkillError
 from .skill import FORK_CONTEXTS, MODES, ForkContext, Skill, SkillMode
 
-__all__ = ["parse_skill", "split_allowed_tools", "split_frontmatter", "validate_name"]
+__all__ = [
+    "parse_skill",
+    "skill_key",
+    "split_allowed_tools",
+    "split_frontmatter",
+    "validate_name",
+]
 
 _FENCE = "---"
 #: libyaml's loader where installed: a catalog of hundreds of skills loads ~10x faster
@@ -76,21 +83,29 @@ def split_allowed_tools(value: str) -> list[str]:
     return out
 
 
+def skill_key(name: str) -> str:
+    """How skill names compare: stripped, Unicode-normalised (NFKC: a
+    full-width or ligature spelling is the same name) and case-folded."""
+    return unicodedata.normalize("NFKC", name.strip()).casefold()
+
+
 def validate_name(value: str) -> str:
-    """``value`` as a skill name (stripped, lower-cased); raises ``ValueError``
-    saying what is wrong."""
-    name = value.strip()
+    """``value`` as a skill name (``skill_key``: stripped, normalised,
+    case-folded); raises ``ValueError`` saying what is wrong."""
+    name = skill_key(value)
     if not name:
         raise ValueError("the name is empty")
     if any(ch.isspace() for ch in name):
-        raise ValueError(f"the name {name!r} contains a space")
+        raise ValueError(f"the name {value.strip()!r} contains a space")
     if "/" in name or "\\" in name:
-        raise ValueError(f"the name {name!r} contains a '/' or '\\'")
-    if _CONTROL.search(name):
-        raise ValueError(f"the name {name!r} contains a control character")
+        raise ValueError(f"the name {value.strip()!r} contains a '/' or '\\'")
+    if _CONTROL.search(name) or any(unicodedata.category(ch) == "Cf" for ch in name):
+        raise ValueError(
+            f"the name {value.strip()!r} contains a control character or an invisible one"
+        )
     if name.startswith("."):
-        raise ValueError(f"the name {name!r} starts with '.'")
-    return name.lower()
+        raise ValueError(f"the name {value.strip()!r} starts with '.'")
+    return name
 
 
 def _line_of(frontmatter: str, key: str) -> int | None:

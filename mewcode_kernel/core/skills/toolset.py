@@ -174,7 +174,9 @@ class SkillsToolset:
     async def install(self, url: str, scope: Scope = "user") -> Installed:
         """Install the skill at ``url`` and read the catalog again."""
         settings = self.install_settings or InstallSettings.from_env()
-        installed = await install(url, self.skills_dir(scope), settings)
+        installed = await install(
+            url, self.skills_dir(scope), settings, folders=self.catalog.folders
+        )
         await asyncio.to_thread(self.catalog.reload)
         return installed
 

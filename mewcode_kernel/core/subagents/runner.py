@@ -162,7 +162,9 @@ class SubagentRunner:
         background = fork or definition.background or request.run_in_background
         if background and self.parent.tasks is None:
             raise ToolError("background subagents need a task manager, and this session has none")
-        child = self._child(definition, request, background=background, fork=fork)
+        child = self._child(
+            definition, request, background=background, fork=fork, parent=self._caller(ctx)
+        )
         for note in child.notes:  # for the person; the model needs none of it
             if ctx.call is not None:
                 ctx.emit(Notice(level="warning", message=note))
@@ -185,10 +187,13 @@ class SubagentRunner:
         fork: bool,
         child_id: str | None = None,
         history: list[Message] | None = None,
+        parent: Agent | None = None,
     ) -> _Child:
+        """A child of ``parent`` (default: this runner's agent): its tools, mode
+        and sandbox are never wider than the parent's (delegation narrows)."""
         from ..agent import Agent
 
-        parent = self.parent
+        parent = parent or self.parent
         tools = child_tools(parent.tools, definition, background=background)
         notes: list[str] = []
         unknown = unknown_entries(definition, parent.tools)
@@ -234,12 +239,21 @@ class SubagentRunner:
             model=model or parent.model,
             sandbox=parent.sandbox,  # a child's commands are confined like the parent's
             redactor=parent.redactor,
+            child_env=parent.child_env,
         )
         name = request.name or (FORK_NAME if fork else definition.name)
         return _Child(
             id=child_id, name=name, definition=definition, agent=agent,
             conversation=conversation, background=background, notes=notes,
         )  # fmt: skip
+
+    def _caller(self, ctx: RunContext | None) -> Agent:
+        """The agent whose tool call is delegating (a subagent loading a fork
+        skill, say), else this runner's own."""
+        from ..agent import Agent
+
+        services = ctx.services if ctx is not None else None
+        return services if isinstance(services, Agent) else self.parent
 
     def system_prompt(self, definition: AgentDefinition, *, subagent: bool = True) -> str:
         """A role's system prompt: its definition's body (and, for a subagent,
@@ -296,7 +310,9 @@ class SubagentRunner:
         skill's ``allowed_tools``, its context per ``fork_context`` (none: the
         skill alone; recent: the last turns; full: the whole live history), its
         model routed; the final answer comes back."""
-        parent = self.parent
+        # the agent that loaded the skill, not the session's: a read-only role's
+        # fork stays read-only, with no tool the role lacks
+        parent = self._caller(ctx)
         tools, _ = resolve_tools(request.allowed_tools, parent.tools)
         skill = request.skill
         definition = AgentDefinition(
@@ -308,7 +324,9 @@ class SubagentRunner:
         )
         history = _context_for_fork(self._history(), request.fork_context)
         sub_request = SubagentRequest(prompt=request.prompt, description=f"skill {skill.name}")
-        child = self._child(definition, sub_request, background=False, fork=False, history=history)
+        child = self._child(
+            definition, sub_request, background=False, fork=False, history=history, parent=parent
+        )
         child.agent.system_prompt = parent.system_prompt  # the parent's: its cache holds
         if ctx is None:
             ctx = parent.context_for(ToolUseBlock(id=f"skill-{child.id}", name="load_skill"))
@@ -494,7 +512,7 @@ class SubagentRunner:
         if directory is None:
             return None
         try:
-            path = save_full_text(directory, f"{task_id}-result", text)
+            path = save_full_text(directory, f"{task_id}-result", self.parent.redactor.redact(text))
         except (OSError, UnsafeWriteError):
             return None
         root = self.parent.ctx.root

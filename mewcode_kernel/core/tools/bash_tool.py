@@ -8,10 +8,12 @@ they would hold the output pipe open); only a process that detaches itself
 into a new session (``setsid``) survives. Output is reported as it arrives
 (the run context's progress events), so a long command shows what it prints.
 
-The environment is the kernel's, minus provider credentials (variables whose
-names end in ``_API_KEY`` and ``ANTHROPIC_AUTH_TOKEN``) and what changes how
-bash itself starts or resolves paths (``BASH_ENV``, ``ENV``, ``CDPATH``,
-exported functions).
+The environment is built by ``core.child_env`` under the session's rule: an
+allowlist of the kernel's variables (what finds and runs tools, plus the
+user's ``env_allowlist``), without provider keys and endpoints, without what
+changes how bash starts (``BASH_ENV``, ``ENV``, ``CDPATH``, exported
+functions), and without any variable holding a known secret, whatever its
+name.
 
 In a session with the OS sandbox active (``ctx.services.sandbox``), the
 command runs inside it (see ``core.sandbox``). A command that fails the way
@@ -30,10 +32,11 @@ import re
 import signal
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, TypeVar, overload
+from typing import Annotated, Any
 
 from pydantic import Field
 
+from ..child_env import ChildEnv
 from ..errors import ToolError
 from .base import tool
 from .context import RunContext
@@ -46,9 +49,6 @@ HEAD_BYTES = 10_000
 TAIL_BYTES = 20_000
 KILL_GRACE = 2.0
 DRAIN_TIMEOUT = 2.0
-_SECRET_NAMES = frozenset({"ANTHROPIC_AUTH_TOKEN"})
-# read by bash at start-up or when it resolves a path: never inherited
-_SHELL_STARTUP = frozenset({"BASH_ENV", "ENV", "CDPATH", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS"})
 # how a command fails when the sandbox stopped it
 _SANDBOX_FAILURE = re.compile(
     r"Read-only file system|Permission denied|Operation not permitted|Network is unreachable"
@@ -58,8 +58,6 @@ _SANDBOX_FAILURE = re.compile(
     re.MULTILINE,
 )
 _background: set[asyncio.Future[None]] = set()
-_K = TypeVar("_K", str, bytes)
-_V = TypeVar("_V", str, bytes)
 
 
 @tool(
@@ -116,8 +114,13 @@ async def bash(
     if sandbox is None or not sandbox.active:
         text, code = await _run(ctx, argv, cwd, limit, notes)
         return _format(text, code, notes)
-    text, code = await _run(ctx, sandbox.wrap(argv, cwd=cwd), cwd, limit, notes)
+    wrapped = sandbox.wrap(argv, cwd=cwd, read_only=ctx.read_only)
+    text, code = await _run(ctx, wrapped, cwd, limit, notes)
     if code == 0 or not _SANDBOX_FAILURE.search(text):
+        return _format(text, code, notes)
+    if ctx.read_only:
+        # a read-only role never runs unsandboxed: the read-only file system is its boundary
+        notes.append("[read-only role: the file system is read-only for its commands]")
         return _format(text, code, notes)
     assert ctx.services is not None
     why = _SANDBOX_FAILURE.search(text)
@@ -156,7 +159,7 @@ async def _run(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
-            env=command_env(),
+            env=ctx.child_env().build(),
         )
     )
     try:
@@ -189,25 +192,11 @@ async def _run(
     return proto.capture.text(), -1 if code is None else code
 
 
-@overload
-def command_env() -> dict[str, str]: ...
-@overload
-def command_env(environ: Mapping[_K, _V]) -> dict[_K, _V]: ...
 def command_env(environ: Mapping[Any, Any] | None = None) -> dict[Any, Any]:
-    """The environment for commands: ``environ`` (default ``os.environ``)
-    without provider secrets and what changes how a shell starts. Keys may be
-    ``str`` or ``bytes`` (a ``subprocess`` env)."""
-    source: Mapping[Any, Any] = os.environ if environ is None else environ
-    return {k: v for k, v in source.items() if not _withheld(os.fsdecode(k))}
-
-
-def _withheld(name: str) -> bool:
-    return (
-        name.upper().endswith("_API_KEY")
-        or name.upper() in _SECRET_NAMES
-        or name in _SHELL_STARTUP
-        or name.startswith("BASH_FUNC_")
-    )
+    """The environment for a command outside a session: ``core.child_env``'s
+    default rule over ``environ`` (default ``os.environ``). A session's
+    commands use its own rule (``RunContext.child_env``)."""
+    return ChildEnv().build(os.environ if environ is None else environ)
 
 
 def _format(text: str, code: int, notes: list[str]) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..child_env import ChildEnv
 from ..fs import Workspace
 from ..messages import ToolUseBlock
 
@@ -85,6 +86,11 @@ class AgentServices(Protocol):
         """The session's OS sandbox; spawn processes through ``sandbox.wrap``."""
         ...
 
+    @property
+    def child_env(self) -> ChildEnv:
+        """The session's rule for the environment of the processes tools start."""
+        ...
+
     async def ask_person(self, ctx: RunContext, reason: str) -> bool:
         """Ask a person, now, to approve something about the running call
         (``ctx.call``) that no rule or policy may approve: ``False`` when
@@ -138,6 +144,9 @@ class RunContext:
     emit: Callable[[AgentEvent], None] = _discard
     scope: CancelScope = field(default_factory=CancelScope)
     checkpoints: FileCheckpoints | None = None
+    #: the calling role may change nothing (``Explore``, ``Plan``, their forks):
+    #: what it starts runs with the file system read-only
+    read_only: bool = False
 
     def __post_init__(self) -> None:
         if self.workspace is None:
@@ -149,6 +158,13 @@ class RunContext:
             from ..events import ToolProgress
 
             self.emit(ToolProgress(call=self.call, output=output, status=status))
+
+    def child_env(self) -> ChildEnv:
+        """The environment rule for processes this call starts: the session's
+        (its allowlist and known secrets), or, without one, the default rule
+        with the secrets read from the environment."""
+        found = getattr(self.services, "child_env", None)  # services of any shape
+        return found if isinstance(found, ChildEnv) else ChildEnv()
 
     def require_services(self) -> AgentServices:
         """The session's services; a ``ToolError`` for tools run without a session."""

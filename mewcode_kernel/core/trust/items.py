@@ -1,75 +1,70 @@
 """What a project's files could loosen: the ``TrustItem`` list.
 
-Read straight from the files (the config loader and the permission settings
-apply them; this module only lists them), so a file that a loader would
-reject still shows up here:
+Every item comes from the file as the session's own loader reads it (the
+config layer loader for ``.mewcode.yaml``, the ``.mcp.json`` reader with
+both of its shapes, the JSON/YAML readers of the permission settings and
+hook files) and is built by the same functions the loaders check with
+(``core.config.trust_items``), so what is trusted is exactly what loads:
 
 * ``.mewcode.yaml``: providers with a non-default ``base_url`` or a
-  ``${VAR}`` (the key, or any variable, sent to a server the project names),
-  ``permissions.allow``, ``mcp_servers``, ``sandbox`` settings that turn it
-  off, open the network or add writable directories;
+  ``${VAR}``, ``permissions.allow``, ``mcp_servers``, ``sandbox`` settings
+  that turn it off, open the network or add writable directories;
 * ``.claude/settings.json`` and ``.claude/settings.local.json``:
   ``permissions.allow``, ``defaultMode`` ``acceptEdits`` / ``bypassPermissions``,
   ``additionalDirectories``, ``hooks``;
-* ``.mcp.json``: ``mcpServers``;
+* ``.mcp.json``: its servers (``{"mcpServers": {...}}`` or a bare map);
 * ``.mewcode/settings.local.yaml``: the same as Claude's settings;
 * ``.mewcode/hooks.yaml``: its hooks.
+
+A hook's item also covers the script files its command runs where they lie
+in the project (``hook_scripts``): editing such a script asks again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+import os
+import shlex
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 
-__all__ = ["PROJECT_FILES", "TrustItem", "TrustKind", "hook_items", "project_items"]
+from ..config._layer import load_layer
+from ..config._mcp_json import load_mcp_json
+from ..config.trust_items import (
+    TrustItem,
+    allow_rule_item,
+    directory_item,
+    make_item,
+    mode_item,
+    provider_item,
+    sandbox_items,
+    server_item,
+)
+from ..project_paths import PROJECT_SETTINGS_FILES
 
-TrustKind = Literal[
-    "provider", "allow_rule", "mode", "additional_dir", "hooks", "mcp_server", "sandbox"
+__all__ = [
+    "PROJECT_FILES",
+    "hook_items",
+    "hook_scripts",
+    "project_items",
+    "read_settings_file",
+    "script_digest",
+    "settings_items",
 ]
-PROJECT_FILES: tuple[str, ...] = (
-    ".mewcode.yaml",
-    ".claude/settings.json",
-    ".claude/settings.local.json",
-    ".mcp.json",
-    ".mewcode/settings.local.yaml",
-    ".mewcode/hooks.yaml",
+
+PROJECT_FILES: tuple[str, ...] = PROJECT_SETTINGS_FILES
+_PROJECT_DIR_VARS = (
+    "${CLAUDE_PROJECT_DIR}",
+    "$CLAUDE_PROJECT_DIR",
+    "${MEWCODE_PROJECT_DIR}",
+    "$MEWCODE_PROJECT_DIR",
 )
-_OFFICIAL = frozenset(
-    {
-        "https://api.anthropic.com",
-        "https://api.anthropic.com/",
-        "https://api.anthropic.com/v1",
-        "https://api.openai.com/v1",
-        "https://api.openai.com/v1/",
-    }
-)
-_VAR = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}")
-_OWN_KEY = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
-_LOOSE_MODES = frozenset({"acceptEdits", "bypassPermissions"})
-_SHOWN = 160
-_SHOWN_WHOLE: frozenset[str] = frozenset({"hooks", "mcp_server"})
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TrustItem:
-    """One setting of the project that would loosen something if trusted.
-
-    ``file`` is relative to the root; ``name`` identifies the entry within
-    its kind (a provider or server name, the rule text); ``detail`` says in
-    words what it would do; ``key`` is its full content, hashed for the
-    approval (so any change to it asks again)."""
-
-    kind: TrustKind
-    file: str
-    name: str
-    detail: str
-    key: str
+_SCRIPT_BYTES = 16 << 20
+_OPERATORS = ";&|()<>`"
 
 
 def project_items(root: Path, *, user_network: str | None = None) -> list[TrustItem]:
@@ -82,32 +77,21 @@ def project_items(root: Path, *, user_network: str | None = None) -> list[TrustI
         path = root / rel
         if not path.is_file():
             continue
-        data = _read(path)
         if rel == ".mewcode.yaml":
-            found += _mewcode_yaml(rel, data, user_network)
+            found += _mewcode_yaml(path, rel, user_network)
         elif rel == ".mcp.json":
-            found += _servers(rel, _get(data, "mcpServers"))
+            loaded, _ = load_mcp_json(path)
+            if loaded is not None:
+                found += [server_item(rel, n, e) for n, e in loaded.servers.items()]
         elif rel == ".mewcode/hooks.yaml":
-            found += _hook_file(rel, data)
+            found += _hook_file(rel, read_settings_file(path), root)
         else:
-            found += _settings(rel, data)
+            found += settings_items(rel, read_settings_file(path), root)
     return found
 
 
-def hook_items(rel: str, data: Any) -> list[TrustItem]:
-    """The ``hooks`` items of one project file's parsed ``data`` (``rel`` one of
-    ``PROJECT_FILES``): what the hooks loader compares with the trusted items,
-    so that only the content the person approved ever runs."""
-    if rel == ".mewcode/hooks.yaml":
-        found = _hook_file(rel, data)
-    elif rel in (".claude/settings.json", ".claude/settings.local.json"):
-        found = _settings(rel, data)
-    else:
-        return []
-    return [i for i in found if i.kind == "hooks"]
-
-
-def _read(path: Path) -> Any:
+def read_settings_file(path: Path) -> Any:
+    """A settings or hooks file as its loader parses it (``None`` if unreadable)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -118,135 +102,98 @@ def _read(path: Path) -> Any:
         return None
 
 
+def hook_items(rel: str, data: Any, root: Path) -> list[TrustItem]:
+    """The ``hooks`` items of one project file's parsed ``data`` (``rel`` one of
+    ``PROJECT_FILES``): what the hooks loader compares with the trusted items,
+    so that only the content the person approved ever runs."""
+    if rel == ".mewcode/hooks.yaml":
+        found = _hook_file(rel, data, root)
+    elif rel in (".claude/settings.json", ".claude/settings.local.json"):
+        found = settings_items(rel, data, root)
+    else:
+        return []
+    return [i for i in found if i.kind == "hooks"]
+
+
 def _get(data: Any, key: str) -> Any:
     return data.get(key) if isinstance(data, Mapping) else None
 
 
-def _canon(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
-
-
-def _item(kind: TrustKind, rel: str, name: str, detail: str, content: Any) -> TrustItem:
-    return TrustItem(
-        kind=kind,
-        file=rel,
-        name=name,
-        # what would run is shown whole: a long harmless start must not hide its end
-        detail=detail if kind in _SHOWN_WHOLE else _short(detail),
-        key=_canon([kind, rel, name, content]),
-    )
-
-
-def _named(section: Any) -> Iterator[tuple[str, Any]]:
-    if isinstance(section, Mapping):
-        yield from ((str(k), v) for k, v in section.items())
-    elif isinstance(section, list):
-        for entry in section:
-            if isinstance(entry, Mapping) and isinstance(entry.get("name"), str):
-                yield entry["name"], entry
-
-
-def _mewcode_yaml(rel: str, data: Any, user_network: str | None) -> list[TrustItem]:
-    found: list[TrustItem] = []
-    for name, entry in _named(_get(data, "providers")):
-        if not isinstance(entry, Mapping):
-            continue
-        base = entry.get("base_url")
-        texts = [str(entry.get(k)) for k in ("api_key", "base_url") if entry.get(k) is not None]
-        variables = sorted({m.group(0) for t in texts for m in _VAR.finditer(t)})
-        custom = base is not None and str(base).strip() not in _OFFICIAL
-        own_key = _OWN_KEY.get(str(entry.get("protocol") or name))
-        if not custom and own_key is not None:
-            # the SDK's own key sent to its own endpoint: what the user would do anyway
-            variables = [v for v in variables if v != f"${{{own_key}}}"]
-        why: list[str] = []
-        if custom:
-            why.append(f"sends requests (with an API key) to {base}")
-        if variables:
-            why.append(f"reads {', '.join(variables)} from your environment")
-        if why:
-            content = {k: entry.get(k) for k in ("protocol", "base_url", "api_key")}
-            found.append(
-                _item("provider", rel, name, f"provider {name!r} " + " and ".join(why), content)
-            )
-    found += _allow_rules(rel, _get(_get(data, "permissions"), "allow"))
-    found += _servers(rel, _get(data, "mcp_servers"))
-    sandbox = _get(data, "sandbox")
-    if isinstance(sandbox, Mapping):
-        if sandbox.get("enabled") is False:
-            found.append(_item("sandbox", rel, "enabled", "turns the command sandbox off", False))
-        if sandbox.get("network") == "on" and user_network == "off":
-            found.append(_item("sandbox", rel, "network", "opens the sandbox's network", "on"))
-        writes = sandbox.get("allow_write")
-        for entry in writes if isinstance(writes, list) else ([writes] if writes else []):
-            found.append(
-                _item("sandbox", rel, f"allow_write:{entry}", f"lets commands write {entry}", entry)
-            )
-    return found
-
-
-def _allow_rules(rel: str, entries: Any) -> list[TrustItem]:
-    if isinstance(entries, str):
-        entries = [entries]
-    if not isinstance(entries, list):
+def _mewcode_yaml(path: Path, rel: str, user_network: str | None) -> list[TrustItem]:
+    layer, _ = load_layer(path)
+    if layer is None:
         return []
-    return [_item("allow_rule", rel, str(e), f"allows {e}", e) for e in entries]
-
-
-def _servers(rel: str, section: Any) -> list[TrustItem]:
-    found = []
-    for name, entry in _named(section):
-        what = ""
-        if isinstance(entry, Mapping):
-            if entry.get("command"):
-                args = entry.get("args") if isinstance(entry.get("args"), list) else []
-                what = "runs " + " ".join(str(a) for a in [entry["command"], *args])
-            elif entry.get("url"):
-                what = f"connects to {entry['url']}"
-        found.append(_item("mcp_server", rel, name, f"MCP server {name!r} {what}".strip(), entry))
+    file = layer.file
+    found = [item for n, e in file.providers.items() if (item := provider_item(rel, n, e))]
+    found += [allow_rule_item(rel, r) for r in file.permissions.allow]
+    found += [server_item(rel, n, e) for n, e in file.mcp_servers.items()]
+    found += sandbox_items(rel, file.sandbox, user_network)
     return found
 
 
-def _settings(rel: str, data: Any) -> list[TrustItem]:
+def settings_items(rel: str, data: Any, root: Path) -> list[TrustItem]:
+    """The items of a Claude Code settings file or ``.mewcode/settings.local.yaml``,
+    read as ``core.permission.settings`` and the hooks loader read them."""
     perms = _get(data, "permissions")
-    found = _allow_rules(rel, _get(perms, "allow"))
-    mode = _get(perms, "defaultMode")
-    if mode in _LOOSE_MODES:
-        found.append(_item("mode", rel, str(mode), f"starts sessions in {mode} mode", mode))
-    dirs = _get(perms, "additionalDirectories") or _get(perms, "additional_directories")
-    for entry in dirs if isinstance(dirs, list) else ([dirs] if dirs else []):
-        found.append(
-            _item("additional_dir", rel, str(entry), f"lets the agent read and edit {entry}", entry)
-        )
+    found: list[TrustItem] = []
+    if isinstance(perms, Mapping):
+        allow = perms.get("allow")
+        for rule in [allow] if isinstance(allow, str) else allow if isinstance(allow, list) else []:
+            found.append(allow_rule_item(rel, rule))
+        mode = mode_item(rel, perms.get("defaultMode"))
+        if mode is not None:
+            found.append(mode)
+        dirs = perms.get("additionalDirectories", perms.get("additional_directories"))
+        for entry in dirs if isinstance(dirs, list) else ([] if dirs is None else [dirs]):
+            found.append(directory_item(rel, entry))
     hooks = _get(data, "hooks")
     if hooks:
-        found.append(_item("hooks", rel, "hooks", f"runs hooks: {_claude_hooks(hooks)}", hooks))
+        scripts = [s for c in _claude_commands(hooks) for s in hook_scripts(c, root)]
+        found.append(
+            make_item(
+                "hooks", rel, "hooks", f"runs hooks: {_claude_hooks(hooks)}", [hooks, scripts]
+            )
+        )
     return found
 
 
-def _hook_file(rel: str, data: Any) -> list[TrustItem]:
+def _hook_file(rel: str, data: Any, root: Path) -> list[TrustItem]:
     hooks = _get(data, "hooks")
     if not isinstance(hooks, list) or not hooks:
-        return [_item("hooks", rel, "hooks", "defines hooks", data)] if data else []
+        return [make_item("hooks", rel, "hooks", "defines hooks", data)] if data else []
     found = []
     for i, hook in enumerate(hooks):
         name = str(_get(hook, "name") or f"#{i + 1}")
         action = _get(hook, "action")
         what = _get(action, "command") or _get(action, "url") or _get(action, "type") or ""
         event = _get(hook, "event") or "?"
-        found.append(_item("hooks", rel, name, f"hook {name!r} on {event}: {what}", hook))
+        command = _get(action, "command")
+        scripts = hook_scripts(command, root) if isinstance(command, str) else []
+        found.append(
+            make_item("hooks", rel, name, f"hook {name!r} on {event}: {what}", [hook, scripts])
+        )
     return found
+
+
+def _claude_commands(hooks: Any) -> list[str]:
+    out: list[str] = []
+    if not isinstance(hooks, Mapping):
+        return out
+    for entries in hooks.values():
+        for entry in entries if isinstance(entries, list) else [entries]:
+            inner = _get(entry, "hooks")
+            for hook in inner if isinstance(inner, list) else [entry]:
+                command = _get(hook, "command")
+                if isinstance(command, str):
+                    out.append(command)
+    return out
 
 
 def _claude_hooks(hooks: Any) -> str:
     """Each command of a Claude Code ``hooks`` section, with its event and
     matcher, so trusting it means seeing what runs."""
     if not isinstance(hooks, Mapping):
-        return _canon(hooks)
+        return json.dumps(hooks, sort_keys=True, ensure_ascii=False, default=str)
     shown: list[str] = []
     for event, entries in sorted(hooks.items(), key=lambda kv: str(kv[0])):
         for entry in entries if isinstance(entries, list) else [entries]:
@@ -254,6 +201,72 @@ def _claude_hooks(hooks: Any) -> str:
             where = f"{event} ({matcher})" if matcher else str(event)
             inner = _get(entry, "hooks")
             for hook in inner if isinstance(inner, list) else [entry]:
-                what = _get(hook, "command") or _get(hook, "prompt") or _canon(hook)
+                what = (
+                    _get(hook, "command")
+                    or _get(hook, "prompt")
+                    or json.dumps(hook, sort_keys=True, ensure_ascii=False, default=str)
+                )
                 shown.append(f"{where}: {what}")
     return "; ".join(shown) or "none"
+
+
+def hook_scripts(command: str, root: Path) -> list[tuple[str, str]]:
+    """The files inside ``root`` that ``command`` names (a script it runs, a
+    program in the project), each with the SHA-256 of its content now: a
+    hook's trust covers them, so editing one asks again. Read the way the
+    hook's shell would find them: relative to the root (hooks run there), or
+    through ``$CLAUDE_PROJECT_DIR`` / ``$MEWCODE_PROJECT_DIR``."""
+    real_root = os.path.realpath(root)
+    text = command
+    for var in _PROJECT_DIR_VARS:
+        text = text.replace(var, real_root)
+    try:
+        words = shlex.split(text, comments=False, posix=True)
+    except ValueError:
+        words = text.split()
+    found: dict[str, str] = {}
+    for word in words:
+        for candidate in _candidates(word):
+            path = candidate if os.path.isabs(candidate) else os.path.join(real_root, candidate)
+            real = os.path.realpath(path)
+            if not real.startswith(real_root + os.sep) or real in found:
+                continue
+            digest = _file_digest(real)
+            if digest is not None:
+                found[real] = digest
+    return [(os.path.relpath(p, real_root), d) for p, d in sorted(found.items())]
+
+
+def _candidates(word: str, depth: int = 0) -> list[str]:
+    """``word`` and the paths inside it (``--opt=path``, ``a;b``, ``(cd x``,
+    the words of a command string handed to ``sh -c``)."""
+    pieces = [word]
+    for sep in ("=", ":", *_OPERATORS):
+        pieces = [p for piece in pieces for p in piece.split(sep)]
+    if depth < 3 and any(c.isspace() for c in word):
+        try:
+            inner = shlex.split(word, posix=True)
+        except ValueError:
+            inner = word.split()
+        pieces += [p for w in inner for p in _candidates(w, depth + 1)]
+    return [p.strip() for p in dict.fromkeys([word, *pieces]) if p.strip() and p.strip() != "."]
+
+
+def script_digest(root: Path, rel: str) -> str | None:
+    """The SHA-256 of ``rel`` under ``root`` now (``None``: not a regular file
+    inside the root)."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(real_root, rel))
+    if not real.startswith(real_root + os.sep):
+        return None
+    return _file_digest(real)
+
+
+def _file_digest(path: str) -> str | None:
+    try:
+        if not os.path.isfile(path):
+            return None
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read(_SCRIPT_BYTES)).hexdigest()
+    except OSError:
+        return None
