@@ -35,7 +35,7 @@ HOOK = "hooks:\n  - name: pass\n    event: PreToolUse\n    action: {type: shell,
 async def one_call(root: Path, lifecycle: Lifecycle, sandbox: Sandbox) -> float:
     model = ScriptedModel([reply(tool_call("read_file", {"path": "notes.txt"})), reply("done")])
     tools = ToolRegistry([t for t in builtin_tools() if t.name == "read_file"])
-    agent = Agent(
+    agent = Agent.of(
         provider=model, tools=tools, ctx=RunContext(root=root), lifecycle=lifecycle, sandbox=sandbox
     )
     start = time.perf_counter()

@@ -34,7 +34,7 @@ async def one_run(root: Path) -> tuple[float, float]:
     script = [reply(f"step {i}", tool_call("noop", {"n": i})) for i in range(TURNS - 1)]
     script.append(reply("finished"))
     model = ScriptedModel(script)
-    agent = Agent(
+    agent = Agent.of(
         provider=model, tools=ToolRegistry([noop]), ctx=RunContext(root=root), max_turns=TURNS
     )
     tool_time = 0.0

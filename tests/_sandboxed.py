@@ -48,7 +48,7 @@ def sandboxed_agent(
     box = sandbox or Sandbox(root, settings or SandboxSettings())
     gate = Gate(rules=rules(*rule_pairs), mode=mode, root=root, sandboxed=box.active)  # type: ignore[arg-type]
     box.hidden_paths = lambda: read_denied_paths(gate.list_rules(), Workspace(root))
-    return Agent(
+    return Agent.of(
         provider=model,
         tools=ToolRegistry(builtin_tools()),
         ctx=RunContext(root=root),

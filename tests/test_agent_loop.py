@@ -57,7 +57,7 @@ async def refuse(ctx: RunContext) -> str:
 
 def make_agent(tmp_path: Path, model: ScriptedModel, *extra, **kw) -> Agent:
     tools = ToolRegistry([peek, put, explode, refuse, *extra])
-    return Agent(provider=model, tools=tools, ctx=RunContext(root=tmp_path), **kw)
+    return Agent.of(provider=model, tools=tools, ctx=RunContext(root=tmp_path), **kw)
 
 
 async def allow_all(req: ApprovalRequest) -> ApprovalAnswer:
@@ -355,7 +355,7 @@ async def test_cancel_mid_stream_keeps_partial_text_and_can_continue(tmp_path: P
     assert cut.usage.input_tokens > 0 and cut.usage.output_tokens == 3  # 11 chars
     assert agent.state.usage == cut.usage
 
-    agent.provider = ScriptedModel([reply("continuing")])
+    agent = agent.replaced(provider=ScriptedModel([reply("continuing")]))
     events = await collect(agent.run(conv, "go on"))
     assert events[-1].text == "continuing"
 
@@ -393,7 +393,7 @@ async def test_cancel_mid_tool_closes_dangling_calls(tmp_path: Path) -> None:
     by_id = {r.tool_use_id: r for r in last.tool_results}
     assert by_id["s"].is_error and "interrupted" in by_id["s"].content
 
-    agent.provider = ScriptedModel([reply("resumed fine")])
+    agent = agent.replaced(provider=ScriptedModel([reply("resumed fine")]))
     events = await collect(agent.run(conv, "again"))
     assert events[-1].reason == "end_turn"
     assert [m.role for m in agent.provider.requests[0].messages] == [

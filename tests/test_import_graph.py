@@ -1,7 +1,8 @@
 """The import graph, drawn from the code: no cycles, no upward edges.
 
-Every import counts (module level or inside a function: a lazy import is
-still a dependency), except those under ``if TYPE_CHECKING:``. The core's
+Every import counts: module level, inside a function (a lazy import is
+still a dependency) and under ``if TYPE_CHECKING:`` (a type names a
+dependency as much as a call does). The core's
 packages sit in layers; a module may import its own layer or lower ones.
 The core never imports the notebook front end or the kernel, tools never
 import permission, and no module outside ``core/permission`` asks what
@@ -44,7 +45,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"context", "session", "skills", "tasks", "hooks", "checkpoints"}),
     frozenset({"agent"}),
     frozenset({"subagents"}),
-    frozenset({"agent_context", "agent_safety", "agent_session", "commands"}),
+    frozenset({"agent_context", "agent_safety", "agent_session", "session_log", "commands"}),
+    frozenset({"session_wiring"}),
 )
 RANK = {name: n for n, layer in enumerate(LAYERS) for name in layer}
 
@@ -68,15 +70,6 @@ class _Imports(ast.NodeVisitor):
     def __init__(self, module: str, is_package: bool) -> None:
         self.package = module if is_package else module.rpartition(".")[0]
         self.found: set[str] = set()
-
-    def visit_If(self, node: ast.If) -> None:
-        test = node.test
-        name = test.id if isinstance(test, ast.Name) else getattr(test, "attr", "")
-        if name == "TYPE_CHECKING":
-            for child in node.orelse:
-                self.visit(child)
-            return
-        self.generic_visit(node)
 
     def visit_Import(self, node: ast.Import) -> None:
         self.found.update(alias.name for alias in node.names)

@@ -371,7 +371,7 @@ async def test_audit_records(tmp_path: Path) -> None:
 
 def _agent(root: Path, model: ScriptedModel, gate: Gate, **kw: Any) -> Agent:
     tools = ToolRegistry([read_file, write_file, bash])
-    return Agent(provider=model, tools=tools, ctx=RunContext(root=root), gate=gate, **kw)
+    return Agent.of(provider=model, tools=tools, ctx=RunContext(root=root), gate=gate, **kw)
 
 
 @pytest.mark.parametrize("mode", ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"])

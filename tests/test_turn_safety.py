@@ -6,6 +6,7 @@ a prompt larger than the usable window is refused before anything is sent."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -75,7 +76,7 @@ async def test_an_exception_in_the_gate_ends_the_turn_and_the_session_goes_on(
     model = ScriptedModel(
         [reply("looking", tool_call("read_file", {"path": "a.txt"}, id="t1")), reply("fine now")]
     )
-    agent = Agent(
+    agent = Agent.of(
         provider=model,
         tools=ToolRegistry(builtin_tools()),
         ctx=RunContext(root=tmp_path),
@@ -87,7 +88,7 @@ async def test_an_exception_in_the_gate_ends_the_turn_and_the_session_goes_on(
     assert isinstance(done, TurnDone) and done.reason == "error" and "OSError" in (done.error or "")
     assert any(isinstance(e, Notice) and e.level == "error" for e in events)
     assert pairs_are_valid(conv.messages) and conv.messages[-1].tool_results[0].is_error
-    agent.gate = Gate(root=tmp_path)
+    agent = agent.replaced(spec=replace(agent.spec, gate=Gate(root=tmp_path)))
     second = await collect(agent.run(conv, "try again"))
     assert isinstance(second[-1], TurnDone) and second[-1].reason == "end_turn"
     assert pairs_are_valid(model.requests[-1].messages)

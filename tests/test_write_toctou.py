@@ -17,7 +17,7 @@ from mewcode_kernel.testing import ScriptedModel, collect, reply, tool_call
 
 def make_agent(root: Path, model: ScriptedModel, **kw) -> Agent:
     mode = kw.pop("mode", "default")
-    return Agent(
+    return Agent.of(
         provider=model,
         tools=ToolRegistry(builtin_tools()),
         ctx=RunContext(root=root),

@@ -10,16 +10,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .agent_session import AgentSession, open_session
+    from .agent_session import AgentSession
+    from .session_wiring import open_session
 
 __all__ = ["AgentSession", "open_session"]
 
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from . import agent_session
+        from . import agent_session, session_wiring
 
-        value = getattr(agent_session, name)
+        value = getattr(agent_session if name == "AgentSession" else session_wiring, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,13 +3,14 @@ refreshes, the per-turn message, memory notes, compaction and its record on
 disk, and the ``/context`` report.
 
 A helper the session holds (composition), with its own small interface: it
-works on the agent and conversation it is given, and leaves notices for the
-person in the session's queue.
+works on the session's agent of the moment (``agent()``) and the
+conversation it is given, hands a refreshed system prompt to ``on_prompt``,
+and leaves notices for the person in the session's queue.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -34,8 +35,16 @@ class SessionContext:
     """Context management for one session's ``agent``; ``notices`` is the
     session's queue of things to show before the next turn."""
 
-    def __init__(self, *, agent: Agent, prompts: PromptAssembler, notices: list[Notice]) -> None:
-        self.agent = agent
+    def __init__(
+        self,
+        *,
+        agent: Callable[[], Agent],
+        prompts: PromptAssembler,
+        notices: list[Notice],
+        on_prompt: Callable[[str], None],
+    ) -> None:
+        self._agent = agent
+        self._on_prompt = on_prompt
         self.prompts = prompts
         self._notices = notices
         self._warned: set[str] = set()
@@ -53,7 +62,7 @@ class SessionContext:
         at session boundaries (start, ``/clear``, resume) and after a
         compaction only, so the prompt is byte-stable between compactions."""
         prompt, warnings = self.prompts.system_prompt()
-        self.agent.system_prompt = prompt
+        self._on_prompt(prompt)
         for warning in warnings:
             if warning not in self._warned:
                 self._warned.add(warning)
@@ -64,7 +73,7 @@ class SessionContext:
         prompts here). It joins the system prompt at the next session boundary
         or compaction; meanwhile the next turn carries it as a reminder."""
         saved = self.memory.add(note, scope=scope)
-        self.agent.state.add_reminder(
+        self._agent().state.add_reminder(
             f"The user asked you to remember this from now on ({scope} memory): {saved.text}"
         )
         return saved
@@ -74,7 +83,7 @@ class SessionContext:
     async def turn_message(self, prompt: str, extra: list[str] | None = None) -> Message:
         """The user message starting a turn: environment, the active skills,
         reminders (queued ones, then ``extra``), then ``prompt``."""
-        state = self.agent.state
+        state = self._agent().state
         gap, state.idle_gap = state.idle_gap, None
         reminders = [*state.take_reminders(), *(extra or ())]
         # a skill run with /name is this turn's prompt already: not repeated as context
@@ -89,7 +98,7 @@ class SessionContext:
         if loaded.last_activity is not None:
             gap = datetime.now(UTC) - loaded.last_activity
             if gap > IDLE_GAP:
-                self.agent.state.idle_gap = gap
+                self._agent().state.idle_gap = gap
         if loaded.compacted_from:
             self._notices.append(
                 Notice(
@@ -102,12 +111,12 @@ class SessionContext:
     async def compact_if_too_large(self, conversation: Conversation) -> AsyncIterator[AgentEvent]:
         """Compact a resumed conversation that would not fit."""
         self.check_size = False
-        context = self.agent.context
+        context = self._agent().context
         if context is None or not len(conversation):
             return
-        request = self.agent.build_request(conversation)
+        request = self._agent().build_request(conversation)
         if context.estimate(request) >= context.compact_threshold:
-            async for event in self.agent.compact(conversation, trigger="resume"):
+            async for event in self._agent().compact(conversation, trigger="resume"):
                 yield event
 
     # --- compaction ----------------------------------------------------------------
@@ -119,7 +128,7 @@ class SessionContext:
         if not len(conversation):
             yield Notice(level="info", message="Nothing to compact: the conversation is empty.")
             return
-        async for event in self.agent.compact(
+        async for event in self._agent().compact(
             conversation, trigger="manual", instructions=instructions
         ):
             yield event
@@ -138,6 +147,6 @@ class SessionContext:
 
     def report(self, conversation: Conversation) -> ContextReport:
         """How full the context is (``/context``)."""
-        if self.agent.context is None:
+        if self._agent().context is None:
             raise RuntimeError("this session has no context manager")
-        return context_report(self.agent.context, self.agent.build_request(conversation))
+        return context_report(self._agent().context, self._agent().build_request(conversation))

@@ -17,9 +17,9 @@ invariant, a strict test double) is repaired for and raised.
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import AsyncIterator, Mapping, MutableMapping
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, MutableMapping
+from dataclasses import replace
+from typing import Any
 
 from ..child_env import ChildEnv
 from ..context import ContextManager
@@ -34,8 +34,6 @@ from ..conversation import CANCELLED_RESULT, Conversation
 from ..errors import ProviderError
 from ..events import (
     AgentEvent,
-    ApprovalRequested,
-    ApprovalResolved,
     AssistantMessage,
     CompactTrigger,
     ModelRequestStarted,
@@ -52,21 +50,20 @@ from ..events import (
 from ..lifecycle import Lifecycle, LifecycleDispatcher
 from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, scrub_message
 from ..permission.gate import Gate
-from ..permission.seam import ApprovalHandler, ApprovalRequest, PermissionGate
+from ..permission.seam import ApprovalHandler, PermissionGate
 from ..prompt.turn import render_reminder
 from ..providers.base import ModelRequest, Provider
 from ..redaction import Redactor
 from ..sandbox import Sandbox
-from ..tasks import TaskManager
 from ..tools.base import FileEffect
 from ..tools.context import CancelScope, RunContext
 from ..tools.registry import ToolRegistry
 from ..usage import Usage
+from .approval import HEADLESS_ENV, ApprovalFlow, headless_policy
+from .runtime import AgentRuntime
+from .spec import DEFAULT_MAX_TURNS, UNKNOWN_TOOL_TURN_LIMIT, AgentSpec
 from .state import ConversationState
-from .tool_calls import HEADLESS_ENV, Round, run_round
-
-if TYPE_CHECKING:
-    from ..subagents import SubagentRunner
+from .tool_calls import Round, run_round
 
 __all__ = [
     "DEFAULT_MAX_TURNS",
@@ -76,30 +73,28 @@ __all__ = [
     "headless_policy",
 ]
 
-DEFAULT_MAX_TURNS = 25
-UNKNOWN_TOOL_TURN_LIMIT = 3
 _NATURAL_ENDS = frozenset({"end_turn", "stop_sequence", "max_tokens", "max_turns", "unknown_tools"})
 
 
-def headless_policy(env: Mapping[str, str] | None = None) -> bool:
-    """Whether "ask" is allowed when nobody can be asked (``MEWCODE_HEADLESS_APPROVAL``:
-    ``deny``, the default, or ``allow``)."""
-    value = (env if env is not None else os.environ).get(HEADLESS_ENV, "deny").strip().lower()
-    if value not in {"allow", "deny", ""}:
-        raise ValueError(f"{HEADLESS_ENV} must be 'allow' or 'deny', not {value!r}")
-    return value == "allow"
-
-
 class Agent:
-    """Runs user turns against one provider with one set of tools.
+    """Runs user turns with what its ``spec`` allows and the services of its
+    ``runtime``, both given whole when it is built; nothing is set on it
+    afterwards (a changed provider, gate or prompt makes a new agent:
+    ``replaced``).
 
-    It is also the ``AgentServices`` its tools see (provider, gate, approval
-    handler, hooks, tasks, tools, active skills), read when a tool runs, so a tool always
-    sees the provider and mode of the moment.
+    It is also the ``ToolServices`` its tools see (its tools and active
+    skills, the sandbox, the environment of child processes, asking a person).
     """
 
-    def __init__(
-        self,
+    def __init__(self, spec: AgentSpec, runtime: AgentRuntime) -> None:
+        self.spec = spec
+        self.runtime = runtime
+        if runtime.context is not None:
+            runtime.context.file_effects = self.file_effects
+
+    @classmethod
+    def of(
+        cls,
         *,
         provider: Provider,
         tools: ToolRegistry,
@@ -113,44 +108,118 @@ class Agent:
         headless_allow: bool | None = None,
         context: ContextManager | None = None,
         lifecycle: Lifecycle | None = None,
-        tasks: TaskManager | None = None,
         unknown_tool_limit: int = UNKNOWN_TOOL_TURN_LIMIT,
         model: str | None = None,
-        subagents: SubagentRunner | None = None,
         sandbox: Sandbox | None = None,
         redactor: Redactor | None = None,
         child_env: ChildEnv | None = None,
-    ) -> None:
-        if max_turns < 1:
-            raise ValueError("max_turns must be at least 1")
-        self.provider = provider
-        self.tools = tools
-        self.ctx = ctx
-        self.system_prompt = system_prompt
-        self.gate: PermissionGate = gate or Gate(root=ctx.root)
-        self.approval_handler = approval_handler
-        self.max_turns = max_turns
-        self.max_tokens = max_tokens
-        self.state = state or ConversationState()
-        self.headless_allow = headless_policy() if headless_allow is None else headless_allow
-        #: Offload, accounting and compaction (``None``: the history is sent as is).
-        self.context = context
-        if context is not None:
-            context.file_effects = self.file_effects
-        self.lifecycle = lifecycle or Lifecycle()
-        self.tasks = tasks
-        self.unknown_tool_limit = unknown_tool_limit
-        #: The model to ask for (a routed subagent); ``None``: the provider's own.
-        self.model = model
-        #: Runs subagents for the ``Agent`` tool (``None``: this agent cannot delegate).
-        self.subagents = subagents
-        #: The OS sandbox tools spawn processes in (``None``: none).
-        self.sandbox = sandbox
-        #: Secret values taken out of tool results (default: from the environment).
-        self.redactor = redactor if redactor is not None else Redactor.from_environment()
-        #: The environment of the processes tools start (default: no allowlist of
-        #: the user's, this agent's secrets).
-        self.child_env = child_env if child_env is not None else ChildEnv(secrets=self.redactor)
+    ) -> Agent:
+        """An agent from its parts, for scripts and tests (a session builds
+        the spec and runtime itself)."""
+        spec = AgentSpec(
+            tools=tools,
+            gate=gate or Gate(root=ctx.root),
+            system_prompt=system_prompt,
+            model=model,
+            max_turns=max_turns,
+            max_tokens=max_tokens,
+            unknown_tool_limit=unknown_tool_limit,
+        )
+        runtime = AgentRuntime(
+            provider=provider,
+            ctx=ctx,
+            approvals=ApprovalFlow(approval_handler, headless_allow=headless_allow),
+            state=state or ConversationState(),
+            lifecycle=lifecycle or Lifecycle(),
+            context=context,
+            sandbox=sandbox,
+            redactor=redactor if redactor is not None else Redactor.from_environment(),
+            child_env=child_env,
+        )
+        return cls(spec, runtime)
+
+    def replaced(self, *, spec: AgentSpec | None = None, **runtime: Any) -> Agent:
+        """A new agent with ``spec`` and the named runtime services replaced."""
+        return Agent(spec or self.spec, replace(self.runtime, **runtime))
+
+    # --- what it may do, and with what ------------------------------------------------
+
+    @property
+    def tools(self) -> ToolRegistry:
+        return self.spec.tools
+
+    @property
+    def gate(self) -> PermissionGate:
+        return self.spec.gate
+
+    @property
+    def system_prompt(self) -> str:
+        return self.spec.prompt()
+
+    @property
+    def model(self) -> str | None:
+        """The model to ask for (a routed subagent); ``None``: the provider's own."""
+        return self.spec.model
+
+    @property
+    def max_turns(self) -> int:
+        return self.spec.max_turns
+
+    @property
+    def max_tokens(self) -> int | None:
+        return self.spec.max_tokens
+
+    @property
+    def unknown_tool_limit(self) -> int:
+        return self.spec.unknown_tool_limit
+
+    @property
+    def provider(self) -> Provider:
+        return self.runtime.provider
+
+    @property
+    def ctx(self) -> RunContext:
+        return self.runtime.ctx
+
+    @property
+    def approvals(self) -> ApprovalFlow:
+        return self.runtime.approvals
+
+    @property
+    def approval_handler(self) -> ApprovalHandler | None:
+        return self.runtime.approvals.handler
+
+    @property
+    def headless_allow(self) -> bool:
+        return self.runtime.approvals.headless_allow
+
+    @property
+    def state(self) -> ConversationState:
+        return self.runtime.state
+
+    @property
+    def lifecycle(self) -> Lifecycle:
+        return self.runtime.lifecycle
+
+    @property
+    def context(self) -> ContextManager | None:
+        """Offload, accounting and compaction (``None``: the history is sent as is)."""
+        return self.runtime.context
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        """The OS sandbox tools spawn processes in (``None``: none)."""
+        return self.runtime.sandbox
+
+    @property
+    def redactor(self) -> Redactor:
+        """Secret values taken out of tool results."""
+        return self.runtime.redactor
+
+    @property
+    def child_env(self) -> ChildEnv:
+        """The environment of the processes tools start."""
+        return self.runtime.environment()
 
     # --- services tools see --------------------------------------------------------
 
@@ -164,46 +233,24 @@ class Agent:
 
     def context_for(self, call: ToolUseBlock) -> RunContext:
         """The run context for one call of this agent's tools."""
-        return RunContext(
-            root=self.ctx.root,
-            session_dir=self.ctx.session_dir,
-            additional_dirs=self.ctx.additional_dirs,
-            workspace=self.ctx.workspace,
-            call=call,
-            services=self,
-            emit=self.ctx.emit,
-            scope=self.ctx.scope,
-            checkpoints=self.ctx.checkpoints,
-            read_only=self.gate.read_only,
-        )
+        return replace(self.ctx, call=call, services=self, read_only=self.gate.read_only)
 
     async def ask_person(self, ctx: RunContext, reason: str) -> bool:
         """A person's explicit yes for something about the running call that no
-        rule, mode or headless policy may approve (``AgentServices.ask_person``)."""
+        rule, mode or headless policy may approve (``ToolServices.ask_person``)."""
         call = ctx.call
         tool = self.tools.get(call.name) if call is not None else None
-        if call is None or tool is None or self.approval_handler is None:
+        if call is None or tool is None:
             return False
-        if self.gate.mode == "dontAsk":
-            return False
-        ctx.emit(ApprovalRequested(call=call, reason=reason))
-        shown = await self.lifecycle.fire(
-            "Notification",
-            kind="permission_prompt",
-            detail=reason,
-            message=f"MewCode needs your permission to use {call.name}",
-            tool_name=call.name,
-        )
-        for event in shown.events:
-            ctx.emit(event)
-        answer = await self.approval_handler(
-            ApprovalRequest(call=call, tool=tool, reason=reason, cwd=ctx.root)
-        )
-        self.gate.record_approval(
-            call, tool, allowed=answer.allow, by="user", note=f"asked: {reason}"[:300]
-        )
-        ctx.emit(ApprovalResolved(call=call, allowed=answer.allow, by="user", note=answer.note))
-        return answer.allow
+        allowed = False
+        async for event in self.approvals.ask_person(
+            call, tool, reason, gate=self.gate, lifecycle=self.lifecycle, cwd=ctx.root
+        ):
+            if isinstance(event, bool):
+                allowed = event
+            else:
+                ctx.emit(event)
+        return allowed
 
     def file_effects(self) -> dict[str, FileEffect]:
         """Tools whose ``path`` argument names a file they read or edit."""

@@ -20,33 +20,50 @@ import dataclasses
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from ..context import ContextManager
 from ..errors import ToolError
 from ..events import (
     AgentEvent,
-    ApprovalRequested,
-    ApprovalResolved,
     AssistantMessage,
-    PermissionDecided,
     ToolFinished,
     ToolProgress,
     ToolStarted,
 )
+from ..lifecycle import Lifecycle
 from ..messages import TextBlock, ToolResultBlock, ToolUseBlock, scrub_surrogates
-from ..permission.seam import ApprovalRequest
+from ..permission.seam import PermissionGate
 from ..redaction import Redactor, StreamRedactor
 from ..tools.base import Tool, ToolOutput
-from ..tools.context import CancelScope
+from ..tools.context import CancelScope, RunContext
+from ..tools.registry import ToolRegistry
 from ..usage import Usage
+from .approval import HEADLESS_ENV, ApprovalFlow, Settled
 from .batching import partition
-
-if TYPE_CHECKING:
-    from .loop import Agent
 
 __all__ = ["HEADLESS_ENV", "Round"]
 
-HEADLESS_ENV = "MEWCODE_HEADLESS_APPROVAL"
+
+class _Host(Protocol):
+    """What a round of calls uses of the agent running it."""
+
+    @property
+    def tools(self) -> ToolRegistry: ...
+    @property
+    def gate(self) -> PermissionGate: ...
+    @property
+    def lifecycle(self) -> Lifecycle: ...
+    @property
+    def approvals(self) -> ApprovalFlow: ...
+    @property
+    def redactor(self) -> Redactor: ...
+    @property
+    def context(self) -> ContextManager | None: ...
+    @property
+    def ctx(self) -> RunContext: ...
+
+    def context_for(self, call: ToolUseBlock) -> RunContext: ...
 
 
 @dataclass(kw_only=True)
@@ -70,7 +87,7 @@ class _Finished:
     duration: float
 
 
-async def run_round(agent: Agent, rnd: Round, scope: CancelScope) -> AsyncIterator[AgentEvent]:
+async def run_round(agent: _Host, rnd: Round, scope: CancelScope) -> AsyncIterator[AgentEvent]:
     """Check and run ``rnd.calls``, yielding every event."""
     for batch in partition(rnd.calls, lambda c: _read_only(agent, c)):
         runnable: list[tuple[ToolUseBlock, Tool, dict[str, Any]]] = []
@@ -106,20 +123,21 @@ async def run_round(agent: Agent, rnd: Round, scope: CancelScope) -> AsyncIterat
             return
 
 
-def _read_only(agent: Agent, call: ToolUseBlock) -> bool:
+def _read_only(agent: _Host, call: ToolUseBlock) -> bool:
     t = agent.tools.get(call.name)
     return t is not None and t.read_only
 
 
 async def _check(
-    agent: Agent,
+    agent: _Host,
     rnd: Round,
     call: ToolUseBlock,
     t: Tool,
     outcome: list[str | dict[str, Any]],
 ) -> AsyncIterator[AgentEvent]:
-    """Hooks, permission and approval for one call. Appends to ``outcome`` the
-    refusal for the model (a ``str``) or the arguments to run it with."""
+    """The ``PreToolUse`` hook, then the approval flow's one decision for the
+    call. Appends to ``outcome`` the refusal for the model (a ``str``) or the
+    arguments to run it with."""
     hook = await agent.lifecycle.fire(
         "PreToolUse", tool_name=call.name, tool_input=dict(call.input), tool_use_id=call.id
     )
@@ -135,85 +153,19 @@ async def _check(
     checked = call if args == call.input else call.model_copy(update={"input": args})
     ctx = agent.context_for(checked)
     decision = await agent.gate.check(checked, t, ctx)
-    outcome_kind, reason, decided_by = decision.outcome, decision.reason, decision.decided_by
-    if hook.permission is not None and decision.outcome != "deny":
-        hook_reason = hook.permission_reason or f"decided by hook {hook.by}"
-        if hook.permission == "deny":
-            outcome_kind, reason, decided_by = "deny", hook_reason, f"hook {hook.by}"
-        elif hook.permission == "allow" and decision.layer == "mode":
-            # only the mode's own "ask" yields to a hook: an ask rule, a protected
-            # path (.git/hooks, settings) or the sandbox layer still asks
-            outcome_kind, reason, decided_by = "allow", hook_reason, f"hook {hook.by}"
-        elif hook.permission == "ask":
-            outcome_kind, reason, decided_by = "ask", hook_reason, f"hook {hook.by}"
-    yield PermissionDecided(
-        call=checked, outcome=outcome_kind, reason=reason, decided_by=decided_by
-    )
-    if outcome_kind == "deny":
-        outcome.append(f"Permission denied: {reason}")
-        return
-    if outcome_kind == "ask":
-        allowed = False
-        async for event in _ask(agent, checked, t, reason, decision.personal, ctx, outcome):
-            if isinstance(event, ApprovalResolved):
-                allowed = event.allowed
+    settled = Settled(allowed=False, refusal="Permission denied")
+    async for event in agent.approvals.settle(
+        checked, t, decision, hook, gate=agent.gate, lifecycle=agent.lifecycle, cwd=ctx.root
+    ):
+        if isinstance(event, Settled):
+            settled = event
+        else:
             yield event
-        if not allowed:
-            return
-    outcome.append(args)
-
-
-async def _ask(
-    agent: Agent,
-    call: ToolUseBlock,
-    t: Tool,
-    reason: str,
-    personal: bool,
-    ctx: Any,
-    outcome: list[str | dict[str, Any]],
-) -> AsyncIterator[AgentEvent]:
-    handler = agent.approval_handler
-    if handler is None:
-        allowed = agent.headless_allow and not personal
-        agent.gate.record_approval(call, t, allowed=allowed, by="headless")
-        yield ApprovalResolved(call=call, allowed=allowed, by="headless")
-        if not allowed:
-            policy = "allow" if agent.headless_allow else "deny"
-            outcome.append(
-                f"Permission denied: {reason}. Nobody can approve it in this run "
-                f"(headless; {HEADLESS_ENV}={policy})."
-            )
-        return
-    yield ApprovalRequested(call=call, reason=reason)
-    shown = await agent.lifecycle.fire(
-        "Notification",
-        kind="permission_prompt",
-        detail=reason,
-        message=f"MewCode needs your permission to use {call.name}",
-        tool_name=call.name,
-    )
-    for shown_event in shown.events:
-        yield shown_event
-    request = ApprovalRequest(
-        call=call, tool=t, reason=reason, rules=tuple(agent.gate.suggest(call, t)), cwd=ctx.root
-    )
-    answer = await handler(request)
-    added: list[str] = []
-    if answer.allow and answer.always:
-        added = agent.gate.remember(call, t, save=answer.save)
-    agent.gate.record_approval(
-        call, t, allowed=answer.allow, by="user", rules_added=tuple(added), note=answer.note
-    )
-    yield ApprovalResolved(
-        call=call, allowed=answer.allow, by="user", rules_added=tuple(added), note=answer.note
-    )
-    if not answer.allow:
-        note = f" The user said: {answer.note}" if answer.note else ""
-        outcome.append(f"The user denied this {call.name} call.{note}")
+    outcome.append(args if settled.allowed else settled.refusal)
 
 
 async def _execute(
-    agent: Agent,
+    agent: _Host,
     rnd: Round,
     runnable: list[tuple[ToolUseBlock, Tool, dict[str, Any]]],
     scope: CancelScope,
@@ -286,7 +238,7 @@ async def _execute(
 
 
 async def _call_one(
-    agent: Agent,
+    agent: _Host,
     call: ToolUseBlock,
     t: Tool,
     args: dict[str, Any],

@@ -28,10 +28,11 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..agent import Agent, ApprovalFlow, ConversationState
 from ..config import SubagentSettings
 from ..context import DEFAULT_WINDOW, ContextManager, save_full_text
 from ..conversation import Conversation
@@ -39,22 +40,18 @@ from ..errors import ToolError
 from ..events import AgentEvent, Notice, ToolProgress, TurnDone
 from ..fs.safe_write import UnsafeWriteError
 from ..messages import Message, TextBlock, ToolUseBlock
-from ..permission.seam import ApprovalAnswer, ApprovalHandler, ApprovalRequest
+from ..permission.seam import ApprovalHandler
 from ..prompt.environment import gather_environment, render_environment
 from ..prompt.turn import turn_message
 from ..session.records import subagent_transcript, task_table
 from ..skills import ForkRequest, resolve_tools
-from ..tasks import FINISHED, TaskInfo, TaskUpdate
+from ..tasks import FINISHED, TaskInfo, TaskManager, TaskUpdate
 from ..tools.context import RunContext
-from ..tools.registry import ToolRegistry
 from ..usage import Usage
 from .catalog import AgentCatalog
 from .definition import MODEL_ALIASES, AgentDefinition
 from .fork import FORK_NAME, fork_definition, fork_history, fork_prompt
 from .tool_filter import child_tools, is_read_only_role, unknown_entries
-
-if TYPE_CHECKING:
-    from ..agent import Agent
 
 __all__ = ["NOTIFICATION_LIMIT", "SubagentRequest", "SubagentRunner"]
 
@@ -100,7 +97,9 @@ class SubagentRunner:
     def __init__(
         self,
         *,
-        parent: Agent,
+        agent: Callable[[], Agent],
+        tasks: TaskManager | None,
+        state: ConversationState,
         catalog: AgentCatalog,
         history: Callable[[], list[Message]],
         aliases: Callable[[], Mapping[str, str]],
@@ -109,7 +108,10 @@ class SubagentRunner:
         session_dir: Callable[[], Path | None],
         background_approvals: Callable[[], ApprovalHandler | None] = lambda: None,
     ) -> None:
-        self.parent = parent
+        self._agent = agent
+        #: the session's task manager: every background run is one of its tasks
+        self.task_manager = tasks
+        self._state = state
         self.catalog = catalog
         self._history = history
         self._aliases = aliases
@@ -121,8 +123,8 @@ class SubagentRunner:
         self._mine: set[str] = set()
         self._roles: dict[str, str] = {}
         self._unsubscribe: Callable[[], None] | None = None
-        if parent.tasks is not None:
-            self._unsubscribe = parent.tasks.subscribe(self._on_update)
+        if tasks is not None:
+            self._unsubscribe = tasks.subscribe(self._on_update)
 
     def close(self) -> None:
         if self._unsubscribe is not None:
@@ -136,7 +138,7 @@ class SubagentRunner:
         return list(self._mine)
 
     def tasks(self) -> list[TaskInfo]:
-        manager = self.parent.tasks
+        manager = self.task_manager
         if manager is None:
             return []
         return [i for i in manager.list() if i.id in self._mine]
@@ -160,7 +162,7 @@ class SubagentRunner:
                 )
             definition = found
         background = fork or definition.background or request.run_in_background
-        if background and self.parent.tasks is None:
+        if background and self.task_manager is None:
             raise ToolError("background subagents need a task manager, and this session has none")
         child = self._child(
             definition, request, background=background, fork=fork, parent=self._caller(ctx)
@@ -171,7 +173,7 @@ class SubagentRunner:
         if fork:
             message = fork_prompt(request.prompt)
         else:
-            root = self.parent.ctx.root
+            root = ctx.root
             env = render_environment(await asyncio.to_thread(gather_environment, root))
             message = turn_message(request.prompt, environment=env)
         if background:
@@ -188,12 +190,12 @@ class SubagentRunner:
         child_id: str | None = None,
         history: list[Message] | None = None,
         parent: Agent | None = None,
+        system_prompt: str | Callable[[], str] | None = None,
     ) -> _Child:
         """A child of ``parent`` (default: this runner's agent): its tools, mode
         and sandbox are never wider than the parent's (delegation narrows)."""
-        from ..agent import Agent
 
-        parent = parent or self.parent
+        parent = parent or self._agent()
         tools = child_tools(parent.tools, definition, background=background)
         notes: list[str] = []
         unknown = unknown_entries(definition, parent.tools)
@@ -204,9 +206,16 @@ class SubagentRunner:
         model, note = self.route(request.model or definition.model)
         if note:
             notes.append(note)
-        gate = parent.gate.derive(
-            mode=definition.permission_mode or parent.gate.mode,
+        spec = parent.spec.narrowed(
+            tools=tools,
+            mode=definition.permission_mode,
             read_only=is_read_only_role(definition, tools),
+            system_prompt=system_prompt
+            if system_prompt is not None
+            else (parent.spec.system_prompt if fork else self._system_prompt(definition)),
+            model=model,
+            max_turns=definition.max_turns,
+            unknown_tool_limit=SUBAGENT_UNKNOWN_TOOL_LIMIT,
         )
         context = parent.context
         child_id = child_id or self._new_id()
@@ -221,25 +230,16 @@ class SubagentRunner:
                     transcript.append(message)
         if directory is not None:
             conversation.on_append = subagent_transcript(directory, child_id).append
-        agent = Agent(
-            provider=parent.provider,
-            tools=ToolRegistry(tools),
-            ctx=parent.ctx,
-            system_prompt=parent.system_prompt if fork else self._system_prompt(definition),
-            gate=gate,
-            approval_handler=self._approvals(background, child_id),
-            max_turns=definition.max_turns,
-            headless_allow=parent.headless_allow,
+        # the parent's provider, hooks, sandbox, secrets and environment; its own
+        # state, context and (in the background) approvals
+        agent = parent.replaced(
+            spec=spec,
+            approvals=self._approvals(parent, background, child_id),
+            state=ConversationState(),
             context=ContextManager(
                 window=context.window if context is not None else DEFAULT_WINDOW,
                 policy=context.policy if context is not None else None,
             ),
-            lifecycle=parent.lifecycle,
-            unknown_tool_limit=SUBAGENT_UNKNOWN_TOOL_LIMIT,
-            model=model or parent.model,
-            sandbox=parent.sandbox,  # a child's commands are confined like the parent's
-            redactor=parent.redactor,
-            child_env=parent.child_env,
         )
         name = request.name or (FORK_NAME if fork else definition.name)
         return _Child(
@@ -253,7 +253,7 @@ class SubagentRunner:
         from ..agent import Agent
 
         services = ctx.services if ctx is not None else None
-        return services if isinstance(services, Agent) else self.parent
+        return services if isinstance(services, Agent) else self._agent()
 
     def system_prompt(self, definition: AgentDefinition, *, subagent: bool = True) -> str:
         """A role's system prompt: its definition's body (and, for a subagent,
@@ -284,23 +284,13 @@ class SubagentRunner:
             return mapped, None
         return wanted, None
 
-    def _approvals(self, background: bool, task_id: str) -> ApprovalHandler | None:
+    def _approvals(self, parent: Agent, background: bool, task_id: str) -> ApprovalFlow:
+        """A foreground child asks where its parent does; a background one on
+        the task boards (or by the headless policy), never waiting forever."""
         if not background:
-            return self.parent.approval_handler
+            return parent.approvals
         front = self._background_approvals()
-        if front is None:
-            return None
-        timeout = self.approval_timeout
-
-        async def ask(request: ApprovalRequest) -> ApprovalAnswer:
-            try:
-                return await asyncio.wait_for(front(replace(request, task_id=task_id)), timeout)
-            except TimeoutError:
-                return ApprovalAnswer(
-                    allow=False, note=f"nobody answered within {timeout:g} s, so it was denied"
-                )
-
-        return ask
+        return parent.approvals.for_task(task_id, front, self.approval_timeout)
 
     def _new_id(self) -> str:
         return f"task_{uuid.uuid4().hex[:16]}"
@@ -325,9 +315,9 @@ class SubagentRunner:
         history = _context_for_fork(self._history(), request.fork_context)
         sub_request = SubagentRequest(prompt=request.prompt, description=f"skill {skill.name}")
         child = self._child(
-            definition, sub_request, background=False, fork=False, history=history, parent=parent
-        )
-        child.agent.system_prompt = parent.system_prompt  # the parent's: its cache holds
+            definition, sub_request, background=False, fork=False, history=history,
+            parent=parent, system_prompt=parent.spec.system_prompt,  # the parent's: its cache holds
+        )  # fmt: skip
         if ctx is None:
             ctx = parent.context_for(ToolUseBlock(id=f"skill-{child.id}", name="load_skill"))
         return await self._foreground(ctx, child, _task_message(request.prompt), sub_request)
@@ -335,8 +325,8 @@ class SubagentRunner:
     # --- foreground and background ------------------------------------------------------
 
     def _launch(self, child: _Child, message: Message, request: SubagentRequest) -> str:
-        assert self.parent.tasks is not None
-        info = self.parent.tasks.launch(
+        assert self.task_manager is not None
+        info = self.task_manager.launch(
             lambda: child.agent.run(child.conversation, message),
             name=child.name, kind="subagent", description=request.description,
             role=child.definition.name, task_id=child.id,
@@ -389,7 +379,7 @@ class SubagentRunner:
         seen: list[AgentEvent],
         request: SubagentRequest,
     ) -> str:
-        assert self.parent.tasks is not None
+        assert self.task_manager is not None
 
         async def rest() -> AsyncIterator[AgentEvent]:
             try:
@@ -402,7 +392,7 @@ class SubagentRunner:
 
         child.background = True
         child.counted = _usage(seen)  # already counted through the parent's turn
-        info = self.parent.tasks.adopt(
+        info = self.task_manager.adopt(
             rest, name=child.name, kind="subagent", description=request.description,
             role=child.definition.name, seen=seen, task_id=child.id,
         )  # fmt: skip
@@ -414,7 +404,7 @@ class SubagentRunner:
     def send(self, name: str, text: str) -> TaskInfo:
         """Resume the completed task ``name`` (or id) with a new message.
         Raises ``KeyError`` (unknown) or ``ValueError`` (not completed)."""
-        manager = self.parent.tasks
+        manager = self.task_manager
         if manager is None:
             raise KeyError(name)
         info = next((i for i in self.tasks() if i.id == name), None)
@@ -442,17 +432,17 @@ class SubagentRunner:
             raise ValueError(f"task {info.id} ran as {role!r}, which is no longer defined")
         request = SubagentRequest(prompt="", description=info.description, name=info.name)
         history = subagent_transcript(directory, info.id).read()
+        prompt = self._agent().spec.system_prompt if role == FORK_NAME else None
         child = self._child(
-            definition, request, background=True, fork=False, child_id=info.id, history=history
-        )
-        if role == FORK_NAME:
-            child.agent.system_prompt = self.parent.system_prompt
+            definition, request, background=True, fork=False, child_id=info.id, history=history,
+            system_prompt=prompt,
+        )  # fmt: skip
         self._children[info.id] = child
         return child
 
     def restore(self, directory: Path) -> list[TaskInfo]:
         """Show the tasks recorded in ``directory`` (a resumed session)."""
-        manager = self.parent.tasks
+        manager = self.task_manager
         if manager is None:
             return []
         latest: dict[str, dict[str, Any]] = {}
@@ -473,7 +463,7 @@ class SubagentRunner:
         self._children[child.id] = child
         self._mine.add(child.id)
         self._roles[child.id] = child.definition.name
-        info = self.parent.tasks.get(child.id) if self.parent.tasks else None
+        info = self.task_manager.get(child.id) if self.task_manager else None
         if info is not None:
             self._record(info)
 
@@ -486,8 +476,8 @@ class SubagentRunner:
         if info.state in FINISHED:
             extra = info.usage - child.counted if child.background else Usage()
             child.counted = info.usage
-            self.parent.state.add_usage(extra)
-            self.parent.state.add_reminder(self._notification(info))
+            self._state.add_usage(extra)
+            self._state.add_reminder(self._notification(info))
 
     def _record(self, info: TaskInfo) -> None:
         directory = self._session_dir()
@@ -512,10 +502,11 @@ class SubagentRunner:
         if directory is None:
             return None
         try:
-            path = save_full_text(directory, f"{task_id}-result", self.parent.redactor.redact(text))
+            session = self._agent()
+            path = save_full_text(directory, f"{task_id}-result", session.redactor.redact(text))
         except (OSError, UnsafeWriteError):
             return None
-        root = self.parent.ctx.root
+        root = session.ctx.root
         return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 

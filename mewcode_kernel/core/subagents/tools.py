@@ -1,6 +1,6 @@
 """The tools that delegate: ``Agent`` (run a subagent) and the task tools
 (``TaskList``, ``TaskGet``, ``TaskStop``, ``SendMessage``), as one toolset.
-They reach the session's ``SubagentRunner`` through the run context."""
+They are bound to the session's ``SubagentRunner`` when the toolset is made."""
 
 from __future__ import annotations
 
@@ -13,60 +13,13 @@ from pydantic import Field
 
 from ..errors import ToolError
 from ..tasks import TaskInfo
-from ..tools.base import Tool, tool
+from ..tools.base import tool
 from ..tools.context import RunContext
 from ..tools.registry import FunctionToolset
 from .catalog import AgentCatalog
 from .runner import SubagentRequest, SubagentRunner
 
 __all__ = ["subagent_toolset"]
-
-
-def _runner(ctx: RunContext) -> SubagentRunner:
-    runner = ctx.require_services().subagents
-    if runner is None:
-        raise ToolError("this agent cannot delegate (no subagent runner)")
-    return runner
-
-
-@tool(
-    name="Agent",
-    read_only=False,
-    kind="other",
-    family="agent",
-    rule_names=frozenset({"Agent", "Task"}),
-    aliases=frozenset({"Task"}),
-    subject_arg="subagent_type",
-    display_key="description",
-    default_allow=True,
-)
-async def agent(
-    ctx: RunContext,
-    description: Annotated[str, Field(description="A short (3-5 word) description of the task.")],
-    prompt: Annotated[
-        str, Field(description="The task for the subagent, complete and self-contained.")
-    ],
-    subagent_type: Annotated[
-        str | None,
-        Field(description="Which subagent to run; leave it out to fork yourself."),
-    ] = None,
-    model: Annotated[
-        Literal["inherit", "haiku", "sonnet", "opus"] | None,
-        Field(description="The model family for this run (default: the subagent's own)."),
-    ] = None,
-    run_in_background: Annotated[
-        bool, Field(description="Return at once; you are notified when it finishes.")
-    ] = False,
-    name: Annotated[
-        str | None, Field(description="A name to reach the task by later (SendMessage).")
-    ] = None,
-) -> str:
-    """Launch a subagent: another agent with a context of its own."""
-    request = SubagentRequest(
-        prompt=prompt, description=description, subagent_type=subagent_type, model=model,
-        run_in_background=run_in_background, name=name,
-    )  # fmt: skip
-    return await _runner(ctx).run(ctx, request)
 
 
 _AGENT_GUIDE = """Launch a subagent to handle a task with a context of its own, keeping yours small.
@@ -86,12 +39,12 @@ works in the background; its report reaches you when it finishes.
 - The subagent's final answer is returned to you, not shown to the user: summarise it for them."""
 
 
-def agent_tool(catalog: AgentCatalog) -> Tool:
-    """``Agent``, its description listing the subagents of ``catalog``."""
+def _agent_guide(catalog: AgentCatalog) -> str:
+    """``Agent``'s description, listing the subagents of ``catalog``."""
     roles = "\n".join(
         f"- {d.name}: {' '.join(d.description.split())[:300]}" for d in catalog.list()
     )
-    return dataclasses.replace(agent, description=_AGENT_GUIDE.format(roles=roles))
+    return _AGENT_GUIDE.format(roles=roles)
 
 
 def _when(stamp: float | None) -> str | None:
@@ -111,13 +64,6 @@ def _summary(info: TaskInfo, runner: SubagentRunner) -> dict[str, Any]:
     }
 
 
-@tool(name="TaskList", read_only=True, kind="read", default_allow=True)
-async def task_list(ctx: RunContext) -> str:
-    """List this session's background tasks, unfinished ones first."""
-    runner = _runner(ctx)
-    return json.dumps([_summary(i, runner) for i in runner.tasks()], indent=1)
-
-
 def _task(runner: SubagentRunner, task_id: str) -> TaskInfo:
     info = next((i for i in runner.tasks() if i.id == task_id or i.name == task_id), None)
     if info is None:
@@ -126,63 +72,106 @@ def _task(runner: SubagentRunner, task_id: str) -> TaskInfo:
     return info
 
 
-@tool(name="TaskGet", read_only=True, kind="read", display_key="task_id", default_allow=True)
-async def task_get(
-    ctx: RunContext, task_id: Annotated[str, Field(description="The task's id (or name).")]
-) -> str:
-    """Show one task: status, task, result, usage and times."""
-    runner = _runner(ctx)
-    info = _task(runner, task_id)
-    body = {
-        **_summary(info, runner),
-        "task": info.description,
-        "result": info.result,
-        "error": info.error,
-        "usage": {
-            "input": info.usage.input_tokens,
-            "output": info.usage.output_tokens,
-            "cache_read": info.usage.cache_read_tokens,
-            "cache_write": info.usage.cache_creation_tokens,
-        },
-        "start_time": _when(info.started_at),
-        "end_time": _when(info.ended_at),
-    }
-    return json.dumps(body, indent=1)
+def subagent_toolset(runner: SubagentRunner) -> FunctionToolset:
+    """``Agent`` and the four task tools, bound to the session's ``runner``
+    (the agent that calls them is the one delegating: ``ctx.services``)."""
 
+    @tool(
+        name="Agent",
+        read_only=False,
+        kind="other",
+        family="agent",
+        rule_names=frozenset({"Agent", "Task"}),
+        aliases=frozenset({"Task"}),
+        subject_arg="subagent_type",
+        display_key="description",
+        default_allow=True,
+    )
+    async def agent(
+        ctx: RunContext,
+        description: Annotated[
+            str, Field(description="A short (3-5 word) description of the task.")
+        ],
+        prompt: Annotated[
+            str, Field(description="The task for the subagent, complete and self-contained.")
+        ],
+        subagent_type: Annotated[
+            str | None,
+            Field(description="Which subagent to run; leave it out to fork yourself."),
+        ] = None,
+        model: Annotated[
+            Literal["inherit", "haiku", "sonnet", "opus"] | None,
+            Field(description="The model family for this run (default: the subagent's own)."),
+        ] = None,
+        run_in_background: Annotated[
+            bool, Field(description="Return at once; you are notified when it finishes.")
+        ] = False,
+        name: Annotated[
+            str | None, Field(description="A name to reach the task by later (SendMessage).")
+        ] = None,
+    ) -> str:
+        """Launch a subagent: another agent with a context of its own."""
+        request = SubagentRequest(
+            prompt=prompt, description=description, subagent_type=subagent_type, model=model,
+            run_in_background=run_in_background, name=name,
+        )  # fmt: skip
+        return await runner.run(ctx, request)
 
-@tool(name="TaskStop", read_only=False, kind="other", display_key="task_id", default_allow=True)
-async def task_stop(
-    ctx: RunContext, task_id: Annotated[str, Field(description="The task's id (or name).")]
-) -> str:
-    """Stop a running or queued task; it ends cancelled."""
-    runner = _runner(ctx)
-    info = _task(runner, task_id)
-    manager = ctx.require_services().tasks
-    if manager is None or not manager.stop(info.id):
-        raise ToolError(f"task {info.id} is {info.state}: there is nothing to stop")
-    return json.dumps({"task_id": info.id, "status": "cancellation_requested"})
+    @tool(name="TaskList", read_only=True, kind="read", default_allow=True)
+    async def task_list(ctx: RunContext) -> str:
+        """List this session's background tasks, unfinished ones first."""
+        return json.dumps([_summary(i, runner) for i in runner.tasks()], indent=1)
 
+    @tool(name="TaskGet", read_only=True, kind="read", display_key="task_id", default_allow=True)
+    async def task_get(
+        ctx: RunContext, task_id: Annotated[str, Field(description="The task's id (or name).")]
+    ) -> str:
+        """Show one task: status, task, result, usage and times."""
+        info = _task(runner, task_id)
+        body = {
+            **_summary(info, runner),
+            "task": info.description,
+            "result": info.result,
+            "error": info.error,
+            "usage": {
+                "input": info.usage.input_tokens,
+                "output": info.usage.output_tokens,
+                "cache_read": info.usage.cache_read_tokens,
+                "cache_write": info.usage.cache_creation_tokens,
+            },
+            "start_time": _when(info.started_at),
+            "end_time": _when(info.ended_at),
+        }
+        return json.dumps(body, indent=1)
 
-@tool(name="SendMessage", read_only=False, kind="other", display_key="name", default_allow=True)
-async def send_message(
-    ctx: RunContext,
-    name: Annotated[str, Field(description="The task's name (or id).")],
-    message: Annotated[str, Field(description="What to tell it.")],
-) -> str:
-    """Continue a finished subagent task with a new message; it runs in the background."""
-    runner = _runner(ctx)
-    try:
-        info = runner.send(name, message)
-    except KeyError:
-        known = ", ".join(f"{i.name} ({i.id})" for i in runner.tasks()) or "none"
-        raise ToolError(f"no subagent task named {name!r}; known tasks: {known}") from None
-    except ValueError as exc:
-        raise ToolError(str(exc)) from None
-    return json.dumps({"task_id": info.id, "status": "resumed"})
+    @tool(name="TaskStop", read_only=False, kind="other", display_key="task_id", default_allow=True)
+    async def task_stop(
+        ctx: RunContext, task_id: Annotated[str, Field(description="The task's id (or name).")]
+    ) -> str:
+        """Stop a running or queued task; it ends cancelled."""
+        info = _task(runner, task_id)
+        manager = runner.task_manager
+        if manager is None or not manager.stop(info.id):
+            raise ToolError(f"task {info.id} is {info.state}: there is nothing to stop")
+        return json.dumps({"task_id": info.id, "status": "cancellation_requested"})
 
+    @tool(name="SendMessage", read_only=False, kind="other", display_key="name", default_allow=True)
+    async def send_message(
+        ctx: RunContext,
+        name: Annotated[str, Field(description="The task's name (or id).")],
+        message: Annotated[str, Field(description="What to tell it.")],
+    ) -> str:
+        """Continue a finished subagent task with a new message; it runs in the background."""
+        try:
+            info = runner.send(name, message)
+        except KeyError:
+            known = ", ".join(f"{i.name} ({i.id})" for i in runner.tasks()) or "none"
+            raise ToolError(f"no subagent task named {name!r}; known tasks: {known}") from None
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
+        return json.dumps({"task_id": info.id, "status": "resumed"})
 
-def subagent_toolset(catalog: AgentCatalog) -> FunctionToolset:
-    """``Agent`` and the four task tools."""
+    described = dataclasses.replace(agent, description=_agent_guide(runner.catalog))
     return FunctionToolset(
-        [agent_tool(catalog), task_list, task_get, task_stop, send_message], name="subagents"
+        [described, task_list, task_get, task_stop, send_message], name="subagents"
     )

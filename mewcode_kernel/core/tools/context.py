@@ -1,34 +1,37 @@
 """What a tool sees when it runs: the ``RunContext``.
 
 It carries the project (root, allowed directories and the one path resolver,
-``workspace``), the session's folder, the call being run, the session's
-services (provider, approvals, permission gate, lifecycle dispatcher, task
-manager, tools) for tools that run agents or manage tasks, an event sink for
-progress and nested-agent events, and the turn's cancellation scope.
+``workspace``), the session's folder, the call being run, the calling
+agent's ``ToolServices`` (only what tools use: the agent's tools and active
+skills, the OS sandbox, the environment of child processes, and asking a
+person), an event sink for progress and nested-agent events, and the
+turn's cancellation scope.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..child_env import ChildEnv
+from ..events import AgentEvent, ToolProgress
 from ..fs import Workspace
 from ..messages import ToolUseBlock
 
 if TYPE_CHECKING:
-    from ..events import AgentEvent
-    from ..lifecycle import LifecycleDispatcher
-    from ..permission import ApprovalHandler, PermissionGate
-    from ..providers.base import Provider
     from ..sandbox import Sandbox
-    from ..subagents import SubagentRunner
-    from ..tasks import TaskManager
-    from .registry import ToolRegistry
 
-__all__ = ["AgentServices", "CancelScope", "FileCheckpoints", "RunContext"]
+__all__ = [
+    "AgentServices",
+    "CancelScope",
+    "FileCheckpoints",
+    "NamedTool",
+    "RunContext",
+    "ToolServices",
+    "ToolView",
+]
 
 
 class FileCheckpoints(Protocol):
@@ -46,34 +49,34 @@ class FileCheckpoints(Protocol):
         ...
 
 
-class AgentServices(Protocol):
-    """The session's services, as the running agent holds them now (the
-    provider can change between turns, so tools read them when they run),
-    and the skills its conversation has active."""
+class NamedTool(Protocol):
+    """A tool as other tools see it: its name and the names rules give it."""
 
     @property
-    def provider(self) -> Provider: ...
+    def name(self) -> str: ...
 
     @property
-    def gate(self) -> PermissionGate: ...
+    def names_for_rules(self) -> frozenset[str]: ...
+
+
+class ToolView(Protocol):
+    """The calling agent's tools, as tools and the permission check read them."""
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+    def rule_families(self) -> Mapping[str, Any]:
+        """Every name a rule may give a tool here, with how its specifiers read."""
+        ...
+
+
+class ToolServices(Protocol):
+    """What tools use of the agent running them (``ctx.services``), read when
+    the tool runs, so it always sees the agent of the moment."""
 
     @property
-    def approval_handler(self) -> ApprovalHandler | None: ...
-
-    @property
-    def headless_allow(self) -> bool: ...
-
-    @property
-    def hooks(self) -> LifecycleDispatcher: ...
-
-    @property
-    def tasks(self) -> TaskManager | None: ...
-
-    @property
-    def tools(self) -> ToolRegistry: ...
-
-    @property
-    def subagents(self) -> SubagentRunner | None: ...
+    def tools(self) -> ToolView:
+        """The calling agent's tools."""
+        ...
 
     @property
     def active_skills(self) -> MutableMapping[str, str]:
@@ -96,6 +99,10 @@ class AgentServices(Protocol):
         (``ctx.call``) that no rule or policy may approve: ``False`` when
         nobody can be asked (headless), when they say no, or in ``dontAsk``."""
         ...
+
+
+#: The former name of ``ToolServices``.
+AgentServices = ToolServices
 
 
 class CancelScope:
@@ -140,7 +147,7 @@ class RunContext:
     additional_dirs: tuple[Path, ...] = ()
     workspace: Workspace = None  # type: ignore[assignment]
     call: ToolUseBlock | None = None
-    services: AgentServices | None = None
+    services: ToolServices | None = None
     emit: Callable[[AgentEvent], None] = _discard
     scope: CancelScope = field(default_factory=CancelScope)
     checkpoints: FileCheckpoints | None = None
@@ -155,8 +162,6 @@ class RunContext:
     def progress(self, *, output: str = "", status: str = "") -> None:
         """Report progress of the running call (no-op outside a call)."""
         if self.call is not None and (output or status):
-            from ..events import ToolProgress
-
             self.emit(ToolProgress(call=self.call, output=output, status=status))
 
     def child_env(self) -> ChildEnv:
@@ -166,7 +171,7 @@ class RunContext:
         found = getattr(self.services, "child_env", None)  # services of any shape
         return found if isinstance(found, ChildEnv) else ChildEnv()
 
-    def require_services(self) -> AgentServices:
+    def require_services(self) -> ToolServices:
         """The session's services; a ``ToolError`` for tools run without a session."""
         if self.services is None:
             from ..errors import ToolError

@@ -1,0 +1,193 @@
+"""The one approval flow: ``ApprovalFlow``.
+
+``settle`` is the one place a call's permission is decided: the gate's
+answer (rules, mode, protected paths, the sandbox layer), what a
+``PreToolUse`` hook said, and, when that is "ask", a person's answer (or
+the headless policy when nobody can be asked). ``ask_person`` asks for
+what no rule, mode or policy may approve (running a failed command again
+without the sandbox) through the same path. Background work gets a flow of
+its own (``for_task``): the same front end, its requests tagged with the
+task and given up after a timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from ..events import AgentEvent, ApprovalRequested, ApprovalResolved, PermissionDecided
+from ..lifecycle import HookOutcome, Lifecycle
+from ..messages import ToolUseBlock
+from ..permission.decision import Decision
+from ..permission.seam import ApprovalAnswer, ApprovalHandler, ApprovalRequest, PermissionGate
+from ..tools.base import Tool
+
+__all__ = ["HEADLESS_ENV", "ApprovalFlow", "Settled", "headless_policy"]
+
+HEADLESS_ENV = "MEWCODE_HEADLESS_APPROVAL"
+
+
+def headless_policy(env: Mapping[str, str] | None = None) -> bool:
+    """Whether "ask" is allowed when nobody can be asked (``MEWCODE_HEADLESS_APPROVAL``:
+    ``deny``, the default, or ``allow``)."""
+    value = (env if env is not None else os.environ).get(HEADLESS_ENV, "deny").strip().lower()
+    if value not in {"allow", "deny", ""}:
+        raise ValueError(f"{HEADLESS_ENV} must be 'allow' or 'deny', not {value!r}")
+    return value == "allow"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Settled:
+    """How a call's permission ended: ``allowed``, or the ``refusal`` the
+    model is told."""
+
+    allowed: bool
+    refusal: str = ""
+
+
+class ApprovalFlow:
+    """Who answers an "ask": the front end's ``handler`` (``None``: nobody
+    can be asked, and the headless policy, ``headless_allow``, decides).
+
+    Both are the front end's to set per cell (a notebook cell that can show
+    a card, or a headless run); everything else about an approval happens
+    here."""
+
+    def __init__(
+        self, handler: ApprovalHandler | None = None, *, headless_allow: bool | None = None
+    ) -> None:
+        self.handler = handler
+        self.headless_allow = headless_policy() if headless_allow is None else headless_allow
+
+    def for_task(self, task_id: str, front: ApprovalHandler | None, timeout: float) -> ApprovalFlow:
+        """The flow of a background task: ``front`` (the task boards; ``None``:
+        the headless policy) asked with the task's id, denied when nobody
+        answers within ``timeout`` seconds."""
+        if front is None:
+            return ApprovalFlow(None, headless_allow=self.headless_allow)
+        asking: ApprovalHandler = front
+
+        async def ask(request: ApprovalRequest) -> ApprovalAnswer:
+            try:
+                return await asyncio.wait_for(asking(replace(request, task_id=task_id)), timeout)
+            except TimeoutError:
+                return ApprovalAnswer(
+                    allow=False, note=f"nobody answered within {timeout:g} s, so it was denied"
+                )
+
+        return ApprovalFlow(ask, headless_allow=self.headless_allow)
+
+    async def settle(
+        self,
+        call: ToolUseBlock,
+        tool: Tool,
+        decision: Decision,
+        hook: HookOutcome,
+        *,
+        gate: PermissionGate,
+        lifecycle: Lifecycle,
+        cwd: Path,
+    ) -> AsyncIterator[AgentEvent | Settled]:
+        """Turn the gate's ``decision``, the ``PreToolUse`` ``hook`` and, for an
+        "ask", a person (or the headless policy) into the call's outcome:
+        yields the events to show, then one ``Settled``."""
+        outcome, reason, decided_by = decision.outcome, decision.reason, decision.decided_by
+        if hook.permission is not None and decision.outcome != "deny":
+            hook_reason = hook.permission_reason or f"decided by hook {hook.by}"
+            if hook.permission == "deny":
+                outcome, reason, decided_by = "deny", hook_reason, f"hook {hook.by}"
+            elif hook.permission == "allow" and decision.layer == "mode":
+                # only the mode's own "ask" yields to a hook: an ask rule, a protected
+                # path (.git/hooks, settings) or the sandbox layer still asks
+                outcome, reason, decided_by = "allow", hook_reason, f"hook {hook.by}"
+            elif hook.permission == "ask":
+                outcome, reason, decided_by = "ask", hook_reason, f"hook {hook.by}"
+        yield PermissionDecided(call=call, outcome=outcome, reason=reason, decided_by=decided_by)
+        if outcome == "deny":
+            yield Settled(allowed=False, refusal=f"Permission denied: {reason}")
+            return
+        if outcome != "ask":
+            yield Settled(allowed=True)
+            return
+        if self.handler is None:
+            allowed = self.headless_allow and not decision.personal
+            gate.record_approval(call, tool, allowed=allowed, by="headless")
+            yield ApprovalResolved(call=call, allowed=allowed, by="headless")
+            policy = "allow" if self.headless_allow else "deny"
+            yield Settled(
+                allowed=allowed,
+                refusal=f"Permission denied: {reason}. Nobody can approve it in this run "
+                f"(headless; {HEADLESS_ENV}={policy}).",
+            )
+            return
+        answer: ApprovalAnswer | None = None
+        async for event in self._ask(call, tool, reason, gate, lifecycle, cwd, "rule"):
+            if isinstance(event, ApprovalAnswer):
+                answer = event
+            else:
+                yield event
+        assert answer is not None
+        note = f" The user said: {answer.note}" if answer.note else ""
+        yield Settled(allowed=answer.allow, refusal=f"The user denied this {call.name} call.{note}")
+
+    async def ask_person(
+        self,
+        call: ToolUseBlock,
+        tool: Tool,
+        reason: str,
+        *,
+        gate: PermissionGate,
+        lifecycle: Lifecycle,
+        cwd: Path,
+    ) -> AsyncIterator[AgentEvent | bool]:
+        """A person's explicit yes for what no rule, mode or headless policy may
+        approve: yields the events to show, then ``True`` or ``False`` (never
+        asked when nobody can be, or in ``dontAsk``)."""
+        if self.handler is None or gate.mode == "dontAsk":
+            yield False
+            return
+        async for event in self._ask(call, tool, reason, gate, lifecycle, cwd, "person"):
+            yield event.allow if isinstance(event, ApprovalAnswer) else event
+
+    async def _ask(
+        self,
+        call: ToolUseBlock,
+        tool: Tool,
+        reason: str,
+        gate: PermissionGate,
+        lifecycle: Lifecycle,
+        cwd: Path,
+        kind: Literal["rule", "person"],
+    ) -> AsyncIterator[AgentEvent | ApprovalAnswer]:
+        """Ask the front end: the event, the ``Notification`` hook, the card,
+        the answer recorded (and "always allow" remembered for a rule's ask)."""
+        assert self.handler is not None
+        yield ApprovalRequested(call=call, reason=reason)
+        shown = await lifecycle.fire(
+            "Notification",
+            kind="permission_prompt",
+            detail=reason,
+            message=f"MewCode needs your permission to use {call.name}",
+            tool_name=call.name,
+        )
+        for shown_event in shown.events:
+            yield shown_event
+        rules = tuple(gate.suggest(call, tool)) if kind == "rule" else ()
+        answer = await self.handler(
+            ApprovalRequest(call=call, tool=tool, reason=reason, rules=rules, cwd=cwd)
+        )
+        added: tuple[str, ...] = ()
+        if kind == "rule" and answer.allow and answer.always:
+            added = tuple(gate.remember(call, tool, save=answer.save))
+        note = answer.note if kind == "rule" else f"asked: {reason}"[:300]
+        gate.record_approval(
+            call, tool, allowed=answer.allow, by="user", rules_added=added, note=note
+        )
+        yield ApprovalResolved(
+            call=call, allowed=answer.allow, by="user", rules_added=added, note=answer.note
+        )
+        yield answer
