@@ -1,6 +1,7 @@
 """The agent-cell controller: one per IPython shell, holding the session that
-consecutive agent cells continue, and the task manager that runs the
-``--background`` turns (at most ``MAX_BACKGROUND`` at once, the rest queued).
+consecutive agent cells continue; the ``--background`` turns run in that
+session's task manager (at most ``tasks.max_running`` at once, default
+``MAX_BACKGROUND``, the rest queued) and are recorded in its task table.
 
 An agent cell arrives here as ``await run_cell(shell, line, body)`` (see
 ``transformer``). The controller only parses, picks the session, and hands
@@ -15,17 +16,22 @@ imported by the first agent cell.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 import weakref
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
+from .cell import (
+    draws_live_widgets,
+    for_cell,
+    previous_session_note,
+    settle_revert_cards,
+    unavailable_reason,
+)
 from .errors import AgentCellError, AgentInterrupted, AgentUsageError
 from .kernel_tools.errors import ErrorTracker
 from .options import AgentCall, AgentOptions, parse_cell
@@ -50,6 +56,7 @@ __all__ = [
     "wait_background",
 ]
 
+#: the default cap on background work (``tasks.max_running`` in config sets it)
 MAX_BACKGROUND = 4
 """How many ``--background`` turns run at once; more wait in a queue."""
 
@@ -87,7 +94,7 @@ async def close_all() -> None:
     """Close every controller's session (its MCP servers stop) and background
     turns: the kernel calls it when it shuts down. Live "Revert" cards become
     plain text first, so the saved notebook reads without the kernel."""
-    _settle_revert_cards()
+    settle_revert_cards()
     await asyncio.gather(*(c.aclose() for c in list(_controllers.values())))
 
 
@@ -101,7 +108,6 @@ class AgentController:
         self.shell = shell
         self.start_dir = Path.cwd()
         self.session: AgentSession | None = None
-        self._tasks: TaskManager | None = None
         self._boards: TaskBoards | None = None
         #: Said once by the first live turn: the session a restart left behind.
         self._previous_note: str | None = None
@@ -121,7 +127,7 @@ class AgentController:
         options = call.options
         starting = None
         if call.command is None and not options.background:
-            if _draws_live_widgets(self.shell):
+            if draws_live_widgets(self.shell):
                 starting = StartingLine(started_at).show()
         try:
             await self._run(call, starting, started_at)
@@ -139,7 +145,7 @@ class AgentController:
             await self._start_background(call)
             return
         if self.session is not None and self.session.session_id is None:
-            if _unavailable_reason(self.session) is not None:
+            if unavailable_reason(self.session) is not None:
                 # its config may have been fixed since: read it again
                 stale, self.session = self.session, None
                 await stale.aclose()
@@ -150,9 +156,7 @@ class AgentController:
             from .warmup import finished
 
             await finished()
-            await self._adopt(
-                await asyncio.to_thread(self._open, tasks=self.tasks, foreground=True)
-            )
+            await self._adopt(await asyncio.to_thread(self._open, foreground=True))
         session = await self._foreground_session(options)
         if call.command is not None:
             await self._run_command(session, call)
@@ -180,7 +184,7 @@ class AgentController:
 
     async def _session(self) -> AgentSession:
         if self.session is None:
-            await self._adopt(self._open(tasks=self.tasks, foreground=True))
+            await self._adopt(self._open(foreground=True))
         assert self.session is not None
         return self.session
 
@@ -193,12 +197,9 @@ class AgentController:
             await session.aclose()
             raise
         self.session = session
-        self.tasks.max_running = session.config.tasks.max_running
 
     async def aclose(self) -> None:
-        """Stop the background turns, then close the session."""
-        if self._tasks is not None:
-            await self._tasks.aclose()
+        """Close the session (its background work stops with it)."""
         session, self.session = self.session, None
         if session is not None:
             await session.aclose()
@@ -219,7 +220,7 @@ class AgentController:
             raise AgentCellError(str(exc)) from None
         if self._first_open and foreground:
             self._first_open = False
-            self._previous_note = _previous_session_note(session.root)
+            self._previous_note = previous_session_note(session.root)
         return session
 
     # --- slash commands ------------------------------------------------------------
@@ -265,13 +266,13 @@ class AgentController:
         await offer_trust(self.shell, session, self._trust_offered)
         # only the latest turn's "Revert" card stays live (a saved notebook reads
         # without the kernel); earlier turns are named by `/rewind` in their text
-        _settle_revert_cards()
-        renderer, warning = self._attach_renderer(session, background=False)
+        settle_revert_cards()
+        renderer, warning, answers = self._attach_renderer(background=False)
         info = None
         if renderer.interactive and self._previous_note and session.session_id is None:
             info, self._previous_note = self._previous_note, None
-        async with _cell_overrides(session, call.options):
-            reason = _unavailable_reason(session)
+        async with for_cell(session, call.options, answers):
+            reason = unavailable_reason(session)
             if reason is not None:
                 raise AgentCellError(reason)
             self._turn_context(session, call.prompt)
@@ -292,22 +293,23 @@ class AgentController:
                 raise AgentCellError(str(exc)) from None
         self._conclude(outcome, call.options.out)
 
-    def _attach_renderer(
-        self, session: AgentSession, *, background: bool
-    ) -> tuple[Renderer, str | None]:
-        """The renderer for this run, answering the session's approvals (or the
-        headless policy when it cannot ask)."""
+    def _attach_renderer(self, *, background: bool) -> tuple[Renderer, str | None, dict[str, Any]]:
+        """The renderer for this run, and who answers the session's approvals
+        through it (the card, or the headless policy when it cannot ask), as
+        overrides for ``AgentSession.for_cell``."""
         from .turn import approval_handler_for, headless_setting, pick_renderer
 
         allow, policy = headless_setting()
         renderer, warning = pick_renderer(self.shell, background=background, policy=policy)
-        session.headless_allow = allow
-        session.approval_handler = approval_handler_for(renderer)
         if not background and self._kernel_tools is not None:
             self._kernel_tools.interactive = lambda: renderer.interactive
-        # background work asks on the task boards when a person can see them
-        session.background_approval_handler = self.boards.ask if renderer.shows_widgets else None
-        return renderer, warning
+        answers: dict[str, Any] = {
+            "headless_allow": allow,
+            "approval_handler": approval_handler_for(renderer),
+            # background work asks on the task boards when a person can see them
+            "background": self.boards.ask if renderer.shows_widgets else None,
+        }
+        return renderer, warning, answers
 
     @property
     def kernel_tools(self) -> KernelTools:
@@ -354,12 +356,10 @@ class AgentController:
 
     @property
     def tasks(self) -> TaskManager:
-        """The manager of this shell's background work (made on first use)."""
-        if self._tasks is None:
-            from mewcode_kernel.core.tasks import TaskManager
-
-            self._tasks = TaskManager(max_running=MAX_BACKGROUND)
-        return self._tasks
+        """The foreground session's task manager: all background work of this
+        shell runs in it, under its one cap (``tasks.max_running``)."""
+        assert self.session is not None, "background work needs the foreground session"
+        return self.session.tasks
 
     @property
     def boards(self) -> TaskBoards:
@@ -367,7 +367,8 @@ class AgentController:
         if self._boards is None:
             from .tasks_view import TaskBoards
 
-            self._boards = TaskBoards(self.tasks)
+            assert self.session is not None, "the task boards need the foreground session"
+            self._boards = TaskBoards(self.session.tasks)
         return self._boards
 
     async def _start_background(self, call: AgentCall) -> None:
@@ -381,7 +382,7 @@ class AgentController:
         name = options.provider or (base.settings.name if base.settings else None)
         model = options.model if options.model or options.provider else base.provider.model
         session = self._open(
-            provider=name, model=model, mode=options.mode or base.mode, tasks=self.tasks,
+            provider=name, model=model, mode=options.mode or base.mode, tasks=base.tasks,
             mcp=base.mcp,
         )  # fmt: skip
         await session.__aenter__()
@@ -393,10 +394,10 @@ class AgentController:
             except SessionError as exc:
                 await session.aclose()
                 raise AgentCellError(f"cannot resume {options.resume!r}: {exc}") from None
-        renderer, warning = self._attach_renderer(session, background=True)
-        running = self.tasks.running
-        info = self.tasks.launch(
-            lambda: self._background_turn(session, call, renderer, warning),
+        renderer, warning, answers = self._attach_renderer(background=True)
+        running = base.tasks.running
+        info = base.launch_background(
+            lambda: self._background_turn(session, call, renderer, warning, answers),
             name=call.prompt.strip().splitlines()[0][:60] if call.prompt.strip() else "turn",
             kind="turn",
             description=call.prompt,
@@ -404,7 +405,7 @@ class AgentController:
         if info.state == "queued":
             print(
                 f"⧗ queued as {info.id}: {running} background turns are running (the limit is "
-                f"{self.tasks.max_running}); it starts when one finishes"
+                f"{base.tasks.max_running}); it starts when one finishes"
             )
         else:
             print(
@@ -413,16 +414,19 @@ class AgentController:
             )
 
     async def _background_turn(
-        self, session: AgentSession, call: AgentCall, renderer: Renderer, warning: str | None
+        self,
+        session: AgentSession,
+        call: AgentCall,
+        renderer: Renderer,
+        warning: str | None,
+        answers: dict[str, Any],
     ) -> AsyncIterator[AgentEvent]:
         """The events of one background turn, drawn into its box as they come."""
         from .turn import TurnOutcome, turn_events
 
         outcome = TurnOutcome(done=None, cancelled=False)
         try:
-            async with AsyncExitStack() as stack:
-                if call.options.agent:
-                    await stack.enter_async_context(session.as_agent(call.options.agent))
+            async with session.for_cell(agent=call.options.agent, **answers):
                 async for event in turn_events(
                     session,
                     call.prompt,
@@ -445,81 +449,5 @@ class AgentController:
 
     async def wait_background(self) -> None:
         """Wait until every background turn (queued ones included) has finished."""
-        if self._tasks is not None:
-            await self._tasks.wait()
-
-
-def _settle_revert_cards() -> None:
-    """Turn the live "Revert" cards into plain text (``revert_card.settle_all``)."""
-    import sys
-
-    cards = sys.modules.get("magics._live.revert_card")  # loaded only if a card was shown
-    if cards is not None:
-        cards.settle_all()
-
-
-def _unavailable_reason(session: AgentSession) -> str | None:
-    """Why the session's provider cannot be used (e.g. its key is not set), or None."""
-    from mewcode_kernel.core.providers.unavailable import UnavailableProvider
-
-    provider = session.provider
-    return provider.problem if isinstance(provider, UnavailableProvider) else None
-
-
-def _draws_live_widgets(shell: Any) -> bool:
-    """Whether this cell will be drawn by the live widget renderer (a person at a
-    front end that allowed stdin, widgets not turned off)."""
-    kernel = getattr(shell, "kernel", None)
-    if not getattr(kernel, "_allow_stdin", False):
-        return False
-    return os.environ.get("MEWCODE_RENDERER", "widgets").strip().lower() in ("", "widgets")
-
-
-def _previous_session_note(root: Path) -> str | None:
-    """``new session (previous: <id>, /resume to continue)`` when the project
-    has a stored session (e.g. the kernel was restarted), else ``None``."""
-    from mewcode_kernel.core.errors import SessionError
-    from mewcode_kernel.core.session import list_sessions
-
-    try:
-        latest = next(iter(list_sessions(root)), None)
-    except (OSError, SessionError):  # a linked sessions folder: the first turn says so
-        return None
-    if latest is None:
-        return None
-    return f"new session (previous: {latest.id}, /resume to continue)"
-
-
-@asynccontextmanager
-async def _cell_overrides(session: AgentSession, options: AgentOptions) -> AsyncIterator[None]:
-    """``--provider`` / ``--model`` / ``--mode`` / ``--agent`` for this cell only."""
-    from mewcode_kernel.core.errors import ConfigError
-    from mewcode_kernel.core.providers.factory import close_provider
-
-    swapped = None
-    if options.provider or options.model:
-        try:
-            provider, settings = session.provider_for(options.provider, options.model)
-        except ConfigError as exc:
-            raise AgentCellError(str(exc)) from None
-        swapped = session.use_provider(provider, settings)
-    previous_mode = session.mode
-    try:
-        if options.mode:
-            try:
-                session.mode = options.mode
-            except ValueError as exc:
-                raise AgentCellError(f"--mode {options.mode}: {exc}") from None
-        async with AsyncExitStack() as stack:
-            if options.agent:
-                try:
-                    await stack.enter_async_context(session.as_agent(options.agent))
-                except ConfigError as exc:
-                    raise AgentCellError(f"--agent {options.agent}: {exc.message}") from None
-            yield
-    finally:
-        if options.mode:
-            session.mode = previous_mode
-        if swapped is not None:
-            temporary, _ = session.use_provider(*swapped)
-            await close_provider(temporary)
+        if self.session is not None:
+            await self.session.tasks.wait()

@@ -45,7 +45,10 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"context", "session", "skills", "tasks", "hooks", "checkpoints"}),
     frozenset({"agent"}),
     frozenset({"subagents"}),
-    frozenset({"agent_context", "agent_safety", "agent_session", "session_log", "commands"}),
+    frozenset({"agent_context", "agent_safety", "session_log", "session_hooks"}),
+    frozenset({"session_agent"}),
+    frozenset({"session_parts"}),
+    frozenset({"agent_session", "commands"}),
     frozenset({"session_wiring"}),
 )
 RANK = {name: n for n, layer in enumerate(LAYERS) for name in layer}

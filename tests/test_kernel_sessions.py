@@ -101,6 +101,19 @@ def test_background_returns_at_once_and_finishes_later(
     assert later[-1]["metadata"]["mewcode"]["stop_reason"] == "end_turn"
 
 
+def test_a_background_turn_is_recorded_in_the_task_table(
+    kernel: Kernel, script: ScriptedServer, project: Path
+) -> None:
+    script.add(reply(text="Recorded."))
+    assert "started in the background" in kernel.ok("%%agent --background\nA task.").stdout
+    kernel.ok("import magics\nawait magics.wait_background()", timeout=BOUND)
+    tables = list((project / ".mewcode" / "sessions").glob("*/tasks.jsonl"))
+    records = [json.loads(line) for table in tables for line in table.read_text().splitlines()]
+    turns = [r for r in records if r["kind"] == "turn"]
+    assert turns and turns[-1]["state"] == "completed" and turns[-1]["result"] == "Recorded."
+    assert {r["state"] for r in turns} >= {"running", "completed"}
+
+
 def test_background_turns_past_the_cap_wait_their_turn(
     kernel: Kernel, script: ScriptedServer
 ) -> None:

@@ -88,10 +88,9 @@ class SessionSafety:
         gate.on_saved = self._saved_rule
         return gate
 
-    def watch(self, gate: PermissionGate, tools: ToolRegistry) -> None:
+    def watch(self, gate: PermissionGate, tools: ToolRegistry, workspace: Workspace) -> None:
         """Hide from sandboxed processes what ``gate``'s Read deny rules cover
-        (read when each process starts)."""
-        workspace = Workspace(self.root, gate.additional_dirs)
+        (read when each process starts), resolved by the session's ``workspace``."""
         self.sandbox.hidden_paths = lambda: read_denied_paths(
             gate.list_rules(), workspace, tools.rule_families()
         )

@@ -1,97 +1,75 @@
-"""``AgentSession``: the one object a front end drives.
-
-It runs user turns as an event stream over one conversation, and is what
-front ends ask to change between turns: the provider, the mode, a role, who
-answers approvals (``for_cell`` applies them for one cell and puts them
-back), the project's trust. ``open_session`` (``session_wiring``) opens
-one from the config; ``SessionLog`` keeps it on disk, lazily, so opening
-and closing without asking anything leaves nothing behind. Use it as an
-async context manager (``async with open_session(...) as session``):
-entering opens its toolsets (an MCP server's connection, say), leaving ends
-the session (``SessionEnd``) and closes them.
-
-Its agent is built whole from a spec (what it may do) and a runtime (what
-it runs with); whatever changes makes a new agent (``_rebuild``), never
-an agent changed in place.
+"""``AgentSession``: the one object a front end drives, a facade over the
+parts ``session_parts`` wires: it runs turns as an event stream, and takes
+what front ends change between turns (``for_cell``: provider, mode, role
+and who answers approvals for one cell; ``trust_project``). Its agent is
+built whole by ``SessionAgent``, and rebuilt, never changed in place;
+``SessionLog`` keeps the conversation on disk, lazily. Use it as an async
+context manager (``async with open_session(...) as session``): entering
+opens its toolsets (MCP servers), leaving ends the session (``SessionEnd``).
 
 Vocabulary: a *session* is one conversation with its log on disk;
-``AgentSession`` is its live handle and ``core.session`` stores it. What a
-conversation keeps across its turns is its ``ConversationState``.
+``AgentSession`` is its live handle and ``core.session`` stores it.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import replace
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-from .agent import Agent, AgentRuntime, AgentSpec, ApprovalFlow, ConversationState
+from .agent import Agent
 from .agent.spec import DEFAULT_MAX_TURNS
 from .agent_context import SessionContext
-from .agent_safety import SessionSafety
-from .checkpoints import TurnCheckpoints, TurnRevert, user_key
+from .checkpoints import TurnRevert
 from .config import ProviderSettings, ResolvedConfig
-from .context import DEFAULT_WINDOW, ContextManager, ContextPolicy
+from .context import ContextPolicy
 from .context.report import ContextReport
 from .conversation import Conversation
-from .errors import ConfigError
 from .events import AgentEvent, Notice, TurnDone
+from .fs import Workspace
 from .hooks import HookEngine
-from .lifecycle import Lifecycle, LifecycleDispatcher, NullDispatcher
+from .lifecycle import LifecycleDispatcher
 from .mcp import McpToolset
 from .messages import Message, scrub_surrogates
 from .permission import ApprovalHandler, AuditRecord, Mode, PermissionGate
-from .prompt import MemoryNote, MemoryStore, PromptAssembler
+from .prompt import MemoryNote, MemoryStore
 from .prompt.memory import Scope
 from .providers.base import Provider
-from .providers.factory import build_provider, close_provider, provider_label
+from .providers.factory import provider_label
 from .sandbox import Sandbox
 from .session import LoadedSession
+from .session_hooks import SessionHooks
 from .session_log import SessionLog
-from .skills import SkillCatalog, SkillsToolset
+from .session_parts import build_parts
 from .subagents import (
     AgentDefinition,
-    SubagentRequest,
-    SubagentRunner,
-    child_tools,
-    is_read_only_role,
-    load_catalog,
-    subagent_toolset,
 )
-from .tasks import TaskManager
-from .tools import RunContext, ToolRegistry, Toolset, builtin_tools
+from .tasks import TaskInfo, TaskManager
+from .tasks.manager import Work
+from .tools import ToolRegistry, Toolset
 from .trust import ProjectTrust
 from .usage import Usage
 
 __all__ = ["AgentSession"]
 
 StartSource = Literal["startup", "clear"]
-_UNSET: Any = object()
 
 
 class AgentSession:
     """A conversation with the agent in one project root.
 
-    ``home`` is the user's home (``~/.mewcode/``), injectable for tests;
-    ``hooks`` receives the lifecycle events (default: none); ``tasks`` runs
-    background work (default: a manager of its own, stopped when the
-    session closes; a shared one is left to its owner). ``skills`` holds
-    the skill catalog and tools; subagent definitions come from the
-    built-ins, ``home`` and ``root``. The default registry includes the
-    skill tools, ``Agent`` and the task tools (a registry given as ``tools``
-    gets what it lists). ``trust`` is the project's (default: assessed from
-    ``home`` and ``env``); ``sandbox`` the OS sandbox for commands (default:
-    from ``config.sandbox``). ``mcp`` holds the MCP servers, started when the
-    session is entered and stopped when it closes, unless ``owns_mcp`` is
-    false (another session's servers, used as they are). ``toolsets`` are
-    the front end's own tools (the kernel tools of a notebook), after the
-    built-ins. ``extensions_home`` (default ``home``) is where the user's
-    own skills, agents, instructions and memory are read; trust, permission
-    rules and the checkpoint key stay with ``home``.
+    ``home``: the user's home (tests inject one); ``hooks``: the lifecycle's
+    dispatcher (default none); ``tasks``: runs background work (default one
+    of its own, stopped with the session). A registry given as ``tools``
+    gets what it lists (default: the built-ins, skill tools, ``Agent`` and
+    the task tools). ``trust`` and ``sandbox`` default to the project's;
+    ``mcp`` holds the MCP servers, started on entering and stopped on
+    closing unless ``owns_mcp`` is false. ``toolsets``: the front end's own
+    tools (a notebook's). ``extensions_home`` (default ``home``): where the
+    user's own skills, agents, instructions and memory are read.
     """
 
     def __init__(
@@ -121,123 +99,76 @@ class AgentSession:
         self.root = root
         self.mcp = mcp
         self._owns_mcp = owns_mcp
-        # where the user's own skills, agents, instructions and memory are read
-        # (``open_session`` points an offline demo replay at an empty folder)
-        personal = extensions_home if extensions_home is not None else home
-        #: The hook rules in use (``None``: the dispatcher is someone else's, or none).
-        self.hooks: HookEngine | None = None
         self.config = config
-        self.settings = settings
-        self.state = ConversationState()
-        self.tasks = tasks or TaskManager(max_running=config.tasks.max_running)
-        self._owns_tasks = tasks is None
-        #: who answers the session's "ask" (a cell's card, or the headless policy)
-        self.approvals = ApprovalFlow(approval_handler)
-        #: who answers background work's "ask" (the task boards; ``None``: the policy)
-        self.background_approval_handler: ApprovalHandler | None = None
-        self.catalog = load_catalog(root, home=personal)
+        self.conversation = Conversation()
+        self._system_prompt = ""
         self._started = False
         self._next_start: StartSource = "startup"
-        self._pending_notices: list[Notice] = [
-            Notice(level="warning", message=str(w)) for w in config.warnings
-        ]
-        self.safety = SessionSafety(root, config, home=home, env=env, trust=trust, sandbox=sandbox)
-        self.log = SessionLog(root, redact=self.safety.redactor.redact)
-        #: the running turn's checkpoint (files saved before it changes them)
-        self.checkpoints = TurnCheckpoints(
-            root, key=user_key(home), git_allowed=self.safety.trusted_now
-        )
-        if gate is None:
-            gate = self.safety.project_gate(config, mode=mode, on_audit=self._audit)
-        self._notify_all(gate.problems)
-        self._notify_all(self.catalog.problems)
-        self.skills = SkillsToolset(SkillCatalog(root, home=personal))
         self._skills_version = -1
-        self.lifecycle = Lifecycle(dispatcher=hooks or NullDispatcher(), common=self._hook_fields)
-        self.subagents = SubagentRunner(
-            agent=lambda: self.agent,
-            tasks=self.tasks,
-            state=self.state,
-            catalog=self.catalog,
-            history=lambda: self.conversation.messages,
-            aliases=lambda: self.settings.models if self.settings is not None else {},
-            settings=config.subagents,
-            approval_timeout=config.tasks.approval_timeout,
-            session_dir=lambda: self.session_dir,
-            background_approvals=lambda: self.background_approval_handler,
-        )
-        if tools is None:
-            tools = ToolRegistry(builtin_tools(), toolsets=[self.skills])
-            tools.add_toolset_now(subagent_toolset(self.subagents))
-        for toolset in toolsets:  # the front end's own (a kernel's tools)
-            tools.add_toolset_now(toolset)
-        self.skills.fork_runner = self.subagents
-        self._notify_all(self.safety.notices())
-        self._system_prompt = ""
-        self._spec = AgentSpec(
-            tools=tools, gate=gate, system_prompt=lambda: self._system_prompt, max_turns=max_turns
-        )
-        self._role: AgentSpec | None = None  # a role the turns run as (``--agent``)
-        self._provider = provider
-        self._context = ContextManager(
-            window=settings.context_window if settings else DEFAULT_WINDOW,
-            state=self.state.context,
-            policy=context_policy,
-            on_compacted=self._refresh_system_prompt,
-            on_usage=self.state.add_usage,
-        )
-        self.agent = self._build_agent()
-        self.safety.watch(gate, tools)
-        self.context = SessionContext(
-            agent=lambda: self.agent,
-            prompts=PromptAssembler(
-                root, home=personal, skills=self._skills_section, trusted=self.safety.trusted_now
-            ),
-            notices=self._pending_notices,
-            on_prompt=self._set_system_prompt,
-        )
-        self.conversation = Conversation()
+        parts = build_parts(
+            self, root, config=config, provider=provider, settings=settings, tools=tools,
+            gate=gate, mode=mode, approval_handler=approval_handler, max_turns=max_turns,
+            home=home, context_policy=context_policy, hooks=hooks, tasks=tasks, trust=trust,
+            sandbox=sandbox, env=env, toolsets=toolsets,
+            # ``open_session`` points an offline demo replay at an empty folder
+            personal=extensions_home if extensions_home is not None else home,
+        )  # fmt: skip
+        self.state, self.tasks, self._owns_tasks = parts.state, parts.tasks, parts.owns_tasks
+        #: the table of what this session launched in the background (turns, subagents)
+        self.task_records = parts.task_records
+        #: who answers the session's "ask" (a cell's card, or the headless policy)
+        self.approvals = parts.approvals
+        self.catalog, self.skills, self.subagents = parts.catalog, parts.skills, parts.subagents
+        self.safety, self.log, self.checkpoints = parts.safety, parts.log, parts.checkpoints
+        self.lifecycle, self.context = parts.lifecycle, parts.context
+        self._hooks = SessionHooks(self.lifecycle, self.notify, self.subagents.run_for_hook)
+        #: the session's agent, built whole, and rebuilt when what it is made of changes
+        self.agents = parts.agents
+        self._pending_notices = parts.notices
         if provider_label(provider).startswith("replay"):
             # Only the default offline provider is a replay for want of a key;
             # an explicit ``replay_from`` is the caller's choice.
             why = ": no API key is set" if settings is None or settings.is_offline else ""
             self.notify(Notice(level="info", message=f"Using {provider_label(provider)}{why}."))
-        self._refresh_system_prompt()
+        self.refresh_system_prompt()
 
-    # --- the agent, built whole --------------------------------------------------
+    @property
+    def agent(self) -> Agent:
+        """The session's agent of the moment (a new one after any change)."""
+        return self.agents.agent
 
-    def _build_agent(self) -> Agent:
-        runtime = AgentRuntime(
-            provider=self._provider,
-            ctx=self._run_context(),
-            approvals=self.approvals,
-            state=self.state,
-            lifecycle=self.lifecycle,
-            context=self._context,
-            sandbox=self.safety.sandbox,
-            redactor=self.safety.redactor,
-            child_env=self.safety.child_env,
-        )
-        return Agent(self._role or self._spec, runtime)
+    @property
+    def settings(self) -> ProviderSettings | None:
+        return self.agents.settings
 
-    def _rebuild(self) -> None:
-        """A new agent from the current spec (or role) and services."""
-        self.agent = self._build_agent()
+    @property
+    def workspace(self) -> Workspace:
+        """The session's one path resolver, shared by the gate, tools and hooks."""
+        return self.agents.workspace
 
-    def _run_context(self) -> RunContext:
-        """The tools' view of the project: the same additional directories the
-        gate checks against, so a write re-resolved at the tool is judged alike."""
-        return RunContext(
-            root=self.root,
-            session_dir=self.log.path,
-            additional_dirs=self._spec.gate.additional_dirs,
-            checkpoints=self.checkpoints,
-        )
-
-    def _set_system_prompt(self, text: str) -> None:
+    def set_system_prompt(self, text: str) -> None:
         self._system_prompt = text
 
-    # --- what front ends show ------------------------------------------------
+    def system_prompt_text(self) -> str:
+        """The session's system prompt as of now (a role's is its own)."""
+        return self._system_prompt
+
+    # who answers: the session's approval flow (``for_cell`` sets them for a cell)
+    approval_handler = property(
+        lambda self: self.approvals.handler,
+        lambda self, value: setattr(self.approvals, "handler", value),
+        doc='Who answers "ask" (``None``: the headless policy decides).',
+    )
+    headless_allow = property(
+        lambda self: self.approvals.headless_allow,
+        lambda self, value: setattr(self.approvals, "headless_allow", value),
+        doc='Whether "ask" is allowed when nobody can be asked.',
+    )
+    background_approval_handler = property(
+        lambda self: self.approvals.background,
+        lambda self, value: setattr(self.approvals, "background", value),
+        doc='Who answers background work\'s "ask" (the task boards; ``None``: the policy).',
+    )
 
     @property
     def provider(self) -> Provider:
@@ -293,8 +224,6 @@ class AgentSession:
     def _notify_all(self, problems: Any) -> None:
         self._pending_notices += [Notice(level="warning", message=str(p)) for p in problems]
 
-    # --- what front ends change between turns ----------------------------------
-
     def trust_project(self, shown: ProjectTrust | None = None) -> ProjectTrust:
         """The person trusts the project's settings (exactly those ``shown`` to
         them on a card; else those on disk now): remember it and apply them
@@ -303,101 +232,35 @@ class AgentSession:
         ignored = self.safety.trust.notice()
         self._pending_notices[:] = [n for n in self._pending_notices if n.message != ignored]
         self.safety.approve(shown)
-        self.config, gate = self.safety.reload(self._spec.gate, self._audit)
-        self._spec = replace(self._spec, gate=gate)
-        self._rebuild()
-        self.safety.watch(gate, self._spec.tools)
-        self._reload_hooks()
+        self.config, gate = self.safety.reload(self.agents.spec.gate, self.audit)
+        self.agents.use_gate(gate)
+        self.safety.watch(gate, self.agents.spec.tools, self.workspace)
+        self._hooks.reload()
         return self.safety.trust
-
-    @property
-    def approval_handler(self) -> ApprovalHandler | None:
-        """Who answers "ask" (``None``: the headless policy decides)."""
-        return self.approvals.handler
-
-    @approval_handler.setter
-    def approval_handler(self, handler: ApprovalHandler | None) -> None:
-        self.approvals.handler = handler
-
-    @property
-    def headless_allow(self) -> bool:
-        """The headless policy: whether "ask" is allowed when nobody can be asked."""
-        return self.approvals.headless_allow
-
-    @headless_allow.setter
-    def headless_allow(self, allow: bool) -> None:
-        self.approvals.headless_allow = allow
 
     def provider_for(
         self, name: str | None = None, model: str | None = None
     ) -> tuple[Provider, ProviderSettings]:
         """Build (without switching to it) provider ``name`` (default: the current
-        one) with ``model`` from this session's config. Raises ``ConfigError``;
-        the offline replay cannot be chosen this way (it plays one recording)."""
-        if name is None and self.settings is not None:
-            name = self.settings.name
-        settings = self.config.select_provider(name, model)
-        if settings.protocol == "replay":
-            raise ConfigError(
-                "the offline replay provider plays one recorded session and cannot be switched "
-                "to or given another model; configure a provider with an API key"
-            )
-        return build_provider(settings), settings
+        one) with ``model`` from this session's config. Raises ``ConfigError``."""
+        return self.agents.provider_for(self.config, name, model)
 
     def use_provider(
         self, provider: Provider, settings: ProviderSettings | None
     ) -> tuple[Provider, ProviderSettings | None]:
         """Talk to ``provider`` from the next request on; the conversation is kept.
         Returns the previous provider and settings (closing it is the caller's)."""
-        previous = (self._provider, self.settings)
-        self._provider = provider
-        self.settings = settings
-        if settings is not None:
-            self._context.window = settings.context_window
-        self._rebuild()
-        return previous
+        return self.agents.use_provider(provider, settings)
 
-    @asynccontextmanager
-    async def for_cell(
-        self,
-        *,
-        provider: str | None = None,
-        model: str | None = None,
-        mode: str | None = None,
-        agent: str | None = None,
-        approval_handler: ApprovalHandler | None = _UNSET,
-        headless_allow: bool | None = None,
-        background_approvals: ApprovalHandler | None = _UNSET,
-    ) -> AsyncIterator[None]:
-        """One cell's overrides, put back when it ends: ``provider`` /
-        ``model`` / ``mode`` / ``agent`` (a role) for this cell only, and who
-        answers its approvals (a card, the task boards, or the headless policy).
-        Raises ``ConfigError`` (provider, role) or ``ValueError`` (mode)."""
-        saved = (self.approvals.handler, self.approvals.headless_allow)
-        if approval_handler is not _UNSET:
-            self.approvals.handler = approval_handler
-        if headless_allow is not None:
-            self.approvals.headless_allow = headless_allow
-        if background_approvals is not _UNSET:
-            self.background_approval_handler = background_approvals
-        swapped = None
-        previous_mode = self.mode
-        try:
-            if provider or model:
-                swapped = self.use_provider(*self.provider_for(provider, model))
-            if mode:
-                self.mode = mode
-            async with AsyncExitStack() as stack:
-                if agent:
-                    await stack.enter_async_context(self.as_agent(agent))
-                yield
-        finally:
-            if mode:
-                self.mode = previous_mode
-            if swapped is not None:
-                temporary, _ = self.use_provider(*swapped)
-                await close_provider(temporary)
-            self.approvals.handler, self.approvals.headless_allow = saved
+    def for_cell(
+        self, *, agent: str | None = None, **overrides: Any
+    ) -> AbstractAsyncContextManager[None]:
+        """One cell's overrides, put back when it ends (``SessionAgent.for_cell``):
+        ``provider``, ``model``, ``mode``, ``agent`` (a role) and who answers
+        (``approval_handler``, ``headless_allow``, ``background``). Entering
+        raises ``ConfigError`` (provider, role) or ``ValueError`` (mode)."""
+        role = self.as_agent(agent) if agent else None
+        return self.agents.for_cell(self.config, role=role, **overrides)
 
     @asynccontextmanager
     async def as_agent(self, name: str) -> AsyncIterator[AgentDefinition]:
@@ -405,53 +268,22 @@ class AgentSession:
         its system prompt, tools, model, turn limit and mode (never more
         lenient than the session's); the conversation is the session's.
         Raises ``ConfigError`` for an unknown name."""
-        definition = self.catalog.resolve(name)
-        if definition is None:
-            raise ConfigError(
-                f"no subagent definition named {name!r}; available: {', '.join(self.catalog.names)}"
-            )
-        tools = child_tools(self._spec.tools, definition, background=False)
-        model, note = self.subagents.route(definition.model)
-        if note:
-            self.notify(Notice(level="warning", message=note))
-        self._role = self._spec.narrowed(
-            tools=tools,
-            mode=definition.permission_mode,
-            read_only=is_read_only_role(definition, tools),
-            system_prompt=self.subagents.system_prompt(definition, subagent=False),
-            model=model,
-            max_turns=definition.max_turns,
-        )
-        self._rebuild()
-        try:
+        definition = self.catalog.require(name)
+        note = lambda text: self.notify(Notice(level="warning", message=text))  # noqa: E731
+        async with self.agents.as_role(definition, self.subagents, note):
             yield definition
-        finally:
-            self._role = None
-            self._rebuild()
 
-    # --- hooks -----------------------------------------------------------------
+    @property
+    def hooks(self) -> HookEngine | None:
+        """The hook rules in use (``None``: the dispatcher is someone else's, or none)."""
+        return self._hooks.engine
 
     def use_hooks(self, engine: HookEngine) -> None:
         """Run ``engine``'s rules on this session's lifecycle events (subagents
         share them); the rules it rejected are said before the next turn."""
-        self.hooks = engine
-        self.lifecycle.dispatcher = engine
-        engine.run_subagent = self._hook_subagent
-        engine.on_late = lambda message: self.notify(Notice(level="warning", message=message))
-        self._notify_all(engine.problems())
+        self._hooks.use(engine)
 
-    def _reload_hooks(self) -> None:
-        """Read the hook files again: a new session, or the project was trusted."""
-        if self.hooks is not None:
-            self._notify_all(self.hooks.reload())
-
-    async def _hook_subagent(self, name: str, prompt: str) -> str:
-        """A hook's subagent action: run subagent ``name`` on ``prompt``; its answer."""
-        ctx = replace(self.agent.ctx, services=self.agent)
-        request = SubagentRequest(prompt=prompt, description=f"hook: {name}", subagent_type=name)
-        return await self.subagents.run(ctx, request)
-
-    def _hook_fields(self) -> Mapping[str, Any]:
+    def hook_fields(self) -> Mapping[str, Any]:
         writer = self.log.writer
         return {
             "session_id": writer.id if writer else "",
@@ -459,8 +291,6 @@ class AgentSession:
             "mode": self.mode,
             "transcript_path": str(writer.conversation_path) if writer else "",
         }
-
-    # --- running -------------------------------------------------------------
 
     async def run(
         self,
@@ -475,13 +305,8 @@ class AgentSession:
         self.state.cancelled_turn = None
         prompt, lone = scrub_surrogates(prompt)
         if lone:
-            self.notify(
-                Notice(
-                    level="warning",
-                    message=f"The prompt held {lone} invalid character(s) (lone UTF-16 "
-                    "surrogates); each was replaced by U+FFFD.",
-                )
-            )
+            why = f"The prompt held {lone} invalid character(s) (lone UTF-16 surrogates)"
+            self.notify(Notice(level="warning", message=f"{why}; each was replaced by U+FFFD."))
         async for event in self._prepare():
             yield event
         writer = self.log.writer
@@ -540,16 +365,9 @@ class AgentSession:
         for notice in self._pending_notices:
             yield notice
         self._pending_notices.clear()
-        created = self.log.ensure(
-            self.conversation,
-            provider=self.provider.name,
-            model=self.provider.model,
-            on_replace=self._persist_replace,
-        )
-        if created:
-            self._rebuild()  # its tools now see the session's folder
+        self._ensure_log()
         if self.skills.catalog.version != self._skills_version:  # a skill was installed
-            self._refresh_system_prompt()
+            self.refresh_system_prompt()
         self.tools.refresh()
         for problem in self.skills.problems(self.tools):
             yield Notice(level="warning", message=problem)
@@ -564,7 +382,22 @@ class AgentSession:
             async for event in self.context.compact_if_too_large(self.conversation):
                 yield event
 
-    def _audit(self, record: AuditRecord) -> None:
+    def _ensure_log(self) -> None:
+        provider, replace_ = self.provider, self._persist_replace
+        if self.log.ensure(
+            self.conversation, provider=provider.name, model=provider.model, on_replace=replace_
+        ):
+            self.agents.rebuild()  # its tools now see the session's folder
+
+    def launch_background(self, work: Work, *, name: str, kind: str, description: str) -> TaskInfo:
+        """Run ``work`` as a background task of this session (queued past the
+        cap), recorded in its task table."""
+        self._ensure_log()
+        info = self.tasks.launch(work, name=name, kind=kind, description=description)
+        self.task_records.track(info.id)
+        return info
+
+    def audit(self, record: AuditRecord) -> None:
         """The one place permission lines are written: every decision and every
         answered ask, as ``permission`` and ``approval`` markers."""
         self.log.marker(record.kind, record.to_dict())
@@ -572,29 +405,23 @@ class AgentSession:
     def _persist_replace(self, messages: list[Message]) -> None:
         SessionContext.persist_replace(self.log.writer, messages)
 
-    def _refresh_system_prompt(self) -> None:
+    def refresh_system_prompt(self) -> None:
         self._skills_version = self.skills.catalog.version
         self.context.refresh_system_prompt()
 
-    def _skills_section(self) -> str:
+    def skills_section(self) -> str:
         """The skills catalog for the system prompt, when the skill tools are offered."""
-        return self.skills.prompt_section() if self.skills in self._spec.tools.toolsets else ""
-
-    # --- session management --------------------------------------------------
+        return (
+            self.skills.prompt_section() if self.skills in self.agents.spec.tools.toolsets else ""
+        )
 
     async def new(self) -> None:
         """Start a fresh session (``/clear``); the next turn creates it on disk."""
-        await self._end("clear")
-        self.log.close()
-        self._rebuild()
+        await self._leave("clear")
+        self.agents.rebuild()
         self.conversation = Conversation()
-        self.state.reset()
-        self.lifecycle.reset()
-        self._reload_hooks()
         self.context.check_size = False
         self._next_start = "clear"
-        await asyncio.to_thread(self.skills.catalog.reload)
-        self._refresh_system_prompt()
 
     async def resume(self, session_id: str, *, fork: bool = False) -> LoadedSession:
         """Continue a stored session (an id prefix is enough). Only one writer
@@ -603,20 +430,14 @@ class AgentSession:
         loaded, writer = self.log.open_stored(
             session_id, fork=fork, provider=self.provider.name, model=self.provider.model
         )
-        await self._end("resume")
-        self.log.close()
-        self.state.reset()
-        self.lifecycle.reset()
-        self._reload_hooks()
-        await asyncio.to_thread(self.skills.catalog.reload)
-        self._refresh_system_prompt()
+        await self._leave("resume")
         self.log.adopt(writer)
-        self._rebuild()
+        self.agents.rebuild()
         self.conversation = Conversation(
             loaded.messages, on_append=writer.append, on_replace=self._persist_replace
         )
         self.context.note_resumed(loaded)
-        self.subagents.restore(writer.path)
+        self.subagents.restore(self.task_records.restore(writer.path))
         self._pending_notices += SessionLog.resume_notices(loaded, writer, fork=fork)
         self._started = True
         outcome = await self.lifecycle.fire("SessionResume", source="resume")
@@ -624,6 +445,17 @@ class AgentSession:
             self.state.add_reminder(text)
         self._pending_notices += outcome.notices
         return loaded
+
+    async def _leave(self, reason: str) -> None:
+        """Leave the current conversation: its ``SessionEnd``, its log let go,
+        the state, hooks, skills and prompt read afresh for the next one."""
+        await self._end(reason)
+        self.log.close()
+        self.state.reset()
+        self.lifecycle.reset()
+        self._hooks.reload()
+        await asyncio.to_thread(self.skills.catalog.reload)
+        self.refresh_system_prompt()
 
     async def _end(self, reason: str) -> None:
         """``SessionEnd`` for the session being left, if it began."""
@@ -651,14 +483,14 @@ class AgentSession:
         its toolsets, its file and its provider (a replay checks for drift here)."""
         try:
             await self._end("exit")
-            if self.hooks is not None:
-                await self.hooks.aclose()
+            await self._hooks.aclose()
             self.subagents.close()
+            self.task_records.close()
             if self._owns_tasks:
                 await self.tasks.aclose()
-            await self._spec.tools.__aexit__(None, None, None)
+            await self.agents.spec.tools.__aexit__(None, None, None)
         finally:
             self.log.close()
-            closer = getattr(self._provider, "aclose", None)
+            closer = getattr(self.agents.provider, "aclose", None)
             if closer is not None:
                 await closer()

@@ -108,6 +108,7 @@ def open_session(
                 child_env=lambda: session.safety.child_env,
                 redact=lambda text: session.safety.redactor.redact(text),
                 tools=lambda name: session.tools.get(name),
+                workspace=lambda: session.workspace,
             )
         )
     if mcp is None and servers is not None:

@@ -53,20 +53,28 @@ class ApprovalFlow:
     """Who answers an "ask": the front end's ``handler`` (``None``: nobody
     can be asked, and the headless policy, ``headless_allow``, decides).
 
-    Both are the front end's to set per cell (a notebook cell that can show
-    a card, or a headless run); everything else about an approval happens
-    here."""
+    They are the front end's to set per cell (a notebook cell that can show
+    a card, or a headless run), with ``background``, who answers for the
+    work it starts in the background; everything else about an approval
+    happens here."""
 
     def __init__(
-        self, handler: ApprovalHandler | None = None, *, headless_allow: bool | None = None
+        self,
+        handler: ApprovalHandler | None = None,
+        *,
+        headless_allow: bool | None = None,
+        background: ApprovalHandler | None = None,
     ) -> None:
         self.handler = handler
         self.headless_allow = headless_policy() if headless_allow is None else headless_allow
+        #: who answers background work's asks (the task boards; ``None``: the policy)
+        self.background = background
 
-    def for_task(self, task_id: str, front: ApprovalHandler | None, timeout: float) -> ApprovalFlow:
-        """The flow of a background task: ``front`` (the task boards; ``None``:
-        the headless policy) asked with the task's id, denied when nobody
-        answers within ``timeout`` seconds."""
+    def for_task(self, task_id: str, timeout: float) -> ApprovalFlow:
+        """The flow of a background task: ``background`` (the task boards;
+        ``None``: the headless policy) asked with the task's id, denied when
+        nobody answers within ``timeout`` seconds."""
+        front = self.background
         if front is None:
             return ApprovalFlow(None, headless_allow=self.headless_allow)
         asking: ApprovalHandler = front

@@ -42,10 +42,10 @@ from ..usage import Usage
 from .approval import HEADLESS_ENV, ApprovalFlow, Settled
 from .batching import partition
 
-__all__ = ["HEADLESS_ENV", "Round"]
+__all__ = ["HEADLESS_ENV", "Round", "RoundHost"]
 
 
-class _Host(Protocol):
+class RoundHost(Protocol):
     """What a round of calls uses of the agent running it."""
 
     @property
@@ -87,7 +87,7 @@ class _Finished:
     duration: float
 
 
-async def run_round(agent: _Host, rnd: Round, scope: CancelScope) -> AsyncIterator[AgentEvent]:
+async def run_round(agent: RoundHost, rnd: Round, scope: CancelScope) -> AsyncIterator[AgentEvent]:
     """Check and run ``rnd.calls``, yielding every event."""
     for batch in partition(rnd.calls, lambda c: _read_only(agent, c)):
         runnable: list[tuple[ToolUseBlock, Tool, dict[str, Any]]] = []
@@ -123,13 +123,13 @@ async def run_round(agent: _Host, rnd: Round, scope: CancelScope) -> AsyncIterat
             return
 
 
-def _read_only(agent: _Host, call: ToolUseBlock) -> bool:
+def _read_only(agent: RoundHost, call: ToolUseBlock) -> bool:
     t = agent.tools.get(call.name)
     return t is not None and t.read_only
 
 
 async def _check(
-    agent: _Host,
+    agent: RoundHost,
     rnd: Round,
     call: ToolUseBlock,
     t: Tool,
@@ -165,7 +165,7 @@ async def _check(
 
 
 async def _execute(
-    agent: _Host,
+    agent: RoundHost,
     rnd: Round,
     runnable: list[tuple[ToolUseBlock, Tool, dict[str, Any]]],
     scope: CancelScope,
@@ -238,7 +238,7 @@ async def _execute(
 
 
 async def _call_one(
-    agent: _Host,
+    agent: RoundHost,
     call: ToolUseBlock,
     t: Tool,
     args: dict[str, Any],

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import os
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -24,6 +23,7 @@ from typing import Any
 
 from ..child_env import ChildEnv
 from ..events import HookRan
+from ..fs import Workspace
 from ..lifecycle import BLOCKING_EVENTS, NOTHING, HookEvent, HookOutcome
 from ..sandbox import Sandbox
 from ..tools.base import Tool
@@ -72,6 +72,7 @@ class HookEngine:
         child_env: Callable[[], ChildEnv | None] = lambda: None,
         redact: Callable[[str], str] = lambda text: text,
         tools: Callable[[str], Tool | None] = lambda name: None,
+        workspace: Callable[[], Workspace] | None = None,
         run_subagent: RunSubagent | None = None,
         on_late: Callable[[str], None] | None = None,
         loader: Callable[..., HookSet] = load_hooks,
@@ -82,6 +83,8 @@ class HookEngine:
         self._child_env = child_env
         self._redact = redact
         self._tools = tools
+        #: the session's path resolver (the tools' and the permission gate's)
+        self._workspace = workspace or (lambda: Workspace(self.root))
         self.run_subagent = run_subagent
         self.on_late = on_late
         self._loader = loader
@@ -250,9 +253,9 @@ class HookEngine:
         args = payload.get("tool_input")
         path = ""
         if isinstance(args, Mapping) and isinstance(args.get("path"), str):
-            # resolved as the tools resolve it, so a guard comparing against
-            # $CLAUDE_PROJECT_DIR is not fooled by "../" or a link
-            path = os.path.realpath(os.path.join(self.root, args["path"]))
+            # resolved by the tools' own resolver, so a guard comparing against
+            # $CLAUDE_PROJECT_DIR is not fooled by "../", "~" or a link
+            path = self._workspace().resolve(args["path"]).path
             if "file_path" not in args:
                 view["tool_input"] = {**args, "file_path": path}
         if "tool_response" in payload:

@@ -36,6 +36,7 @@ from ..config import McpServerConfig
 from ..events import Notice
 from ..tools.base import Tool, ToolOutput
 from ..tools.context import RunContext
+from ..trust import TRUST_ENV, trusted_by_environment
 from .adapt import CallRemote, adapt_tool, to_output
 from .launch import log_path, stdio_launch
 
@@ -57,7 +58,6 @@ DEFAULT_CALL_TIMEOUT = 60.0
 """Seconds one tool call may take (``timeout``)."""
 CLOSE_DEADLINE = 5.0
 """Seconds all servers together have to stop when the session closes."""
-TRUST_ENV = "MEWCODE_TRUST_PROJECT"
 
 _VALID_SERVER = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -112,7 +112,7 @@ class McpToolset:
         self._env = dict(env)
         self._allowlist = tuple(allowlist)
         # read when servers start, from the live mapping: trust given later counts
-        self.project_trusted = project_trusted or (lambda: env.get(TRUST_ENV) == "1")
+        self.project_trusted = project_trusted or (lambda: trusted_by_environment(env))
         #: whether one project server may start (default: ``project_trusted()``);
         #: a session asks whether its trust allows that very entry
         self.server_trusted: Callable[[McpServerConfig], bool] = server_trusted or (

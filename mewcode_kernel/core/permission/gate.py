@@ -251,10 +251,20 @@ class Gate:
     # ---- checking -------------------------------------------------------------
 
     def workspace(self, ctx: RunContext) -> Workspace:
-        """The workspace for ``ctx``'s root and the gate's and context's directories."""
+        """The resolver for ``ctx``: its own when it covers the gate's
+        directories (a session hands one resolver to its gate, tools and
+        hooks), else one for ``ctx``'s root and both sets of directories."""
         dirs = tuple(
             dict.fromkeys(os.fspath(d) for d in (*ctx.additional_dirs, *self._additional_dirs))
         )
+        given = ctx.workspace
+        if (
+            given.root == os.path.realpath(ctx.root)
+            and set(given.roots) >= {os.path.realpath(d) for d in dirs}
+            and given.home == os.path.realpath(self._home or os.path.expanduser("~"))
+            and self._case_insensitive in (None, given.case_insensitive)
+        ):
+            return given
         key = (os.fspath(ctx.root), dirs)
         box = self._workspaces.get(key)
         if box is None:

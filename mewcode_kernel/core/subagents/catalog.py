@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from ..errors import ConfigError
 from ..project_paths import PROJECT_AGENT_DIRS
 from ..userdirs import mewcode_home
 from .definition import AgentDefinition, DefinitionError, DefinitionSource, parse_definition
@@ -46,6 +47,15 @@ class AgentCatalog:
             return found
         folded = [d for n, d in self.definitions.items() if n.lower() == name.lower()]
         return folded[0] if len(folded) == 1 else None
+
+    def require(self, name: str) -> AgentDefinition:
+        """``resolve``, or a ``ConfigError`` naming the definitions there are."""
+        found = self.resolve(name)
+        if found is None:
+            raise ConfigError(
+                f"no subagent definition named {name!r}; available: {', '.join(self.names)}"
+            )
+        return found
 
     def list(self) -> list[AgentDefinition]:
         return sorted(self.definitions.values(), key=lambda d: d.name.lower())

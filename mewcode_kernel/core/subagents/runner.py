@@ -24,11 +24,9 @@ request as a ``<task-notification>``, and its usage counts in the parent's.
 from __future__ import annotations
 
 import asyncio
-import json
-import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,26 +35,34 @@ from ..config import SubagentSettings
 from ..context import DEFAULT_WINDOW, ContextManager, save_full_text
 from ..conversation import Conversation
 from ..errors import ToolError
-from ..events import AgentEvent, Notice, ToolProgress, TurnDone
+from ..events import AgentEvent, Notice, TurnDone
 from ..fs.safe_write import UnsafeWriteError
-from ..messages import Message, TextBlock, ToolUseBlock
-from ..permission.seam import ApprovalHandler
+from ..messages import Message, ToolUseBlock
 from ..prompt.environment import gather_environment, render_environment
 from ..prompt.turn import turn_message
-from ..session.records import subagent_transcript, task_table
+from ..session.records import subagent_transcript
 from ..skills import ForkRequest, resolve_tools
-from ..tasks import FINISHED, TaskInfo, TaskManager, TaskUpdate
+from ..tasks import FINISHED, TaskInfo, TaskManager, TaskRecorder, TaskUpdate
 from ..tools.context import RunContext
 from ..usage import Usage
 from .catalog import AgentCatalog
 from .definition import MODEL_ALIASES, AgentDefinition
 from .fork import FORK_NAME, fork_definition, fork_history, fork_prompt
+from .reports import (
+    NOTIFICATION_LIMIT,
+    answer,
+    context_for_fork,
+    nest,
+    status_line,
+    task_message,
+    task_notification,
+    usage_of,
+)
 from .tool_filter import child_tools, is_read_only_role, unknown_entries
 
 __all__ = ["NOTIFICATION_LIMIT", "SubagentRequest", "SubagentRunner"]
 
 SUBAGENT_UNKNOWN_TOOL_LIMIT = 2
-NOTIFICATION_LIMIT = 4_000
 _END = object()
 
 
@@ -85,13 +91,16 @@ class _Child:
 
 
 class SubagentRunner:
-    """Runs the subagents of one parent ``Agent``.
+    """Runs the subagents of one session.
 
-    ``history`` returns the parent's live conversation (for forks);
-    ``aliases`` the parent provider's model aliases (``haiku`` → an id);
-    ``session_dir`` where records go (``None``: not kept); ``background_approvals``
-    the front end's handler for approvals of background work (``None``:
-    the headless policy decides).
+    A child is built from the spec of the agent that delegates (its tool
+    call's ``ctx.services``; ``agent()``, the session's, otherwise),
+    narrowed. ``tasks`` runs background children, ``records`` keeps their
+    table, ``state`` (the session's) gets their usage and notifications;
+    ``history`` returns the session's live conversation (for forks);
+    ``aliases`` the provider's model aliases (``haiku`` → an id);
+    ``session_dir`` where transcripts go (``None``: not kept). A background
+    child's approvals go where its parent's flow sends background asks.
     """
 
     def __init__(
@@ -99,6 +108,7 @@ class SubagentRunner:
         *,
         agent: Callable[[], Agent],
         tasks: TaskManager | None,
+        records: TaskRecorder | None = None,
         state: ConversationState,
         catalog: AgentCatalog,
         history: Callable[[], list[Message]],
@@ -106,11 +116,11 @@ class SubagentRunner:
         settings: SubagentSettings,
         approval_timeout: float,
         session_dir: Callable[[], Path | None],
-        background_approvals: Callable[[], ApprovalHandler | None] = lambda: None,
     ) -> None:
         self._agent = agent
         #: the session's task manager: every background run is one of its tasks
         self.task_manager = tasks
+        self._records = records
         self._state = state
         self.catalog = catalog
         self._history = history
@@ -118,7 +128,6 @@ class SubagentRunner:
         self.settings = settings
         self.approval_timeout = approval_timeout
         self._session_dir = session_dir
-        self._background_approvals = background_approvals
         self._children: dict[str, _Child] = {}
         self._mine: set[str] = set()
         self._roles: dict[str, str] = {}
@@ -247,6 +256,13 @@ class SubagentRunner:
             conversation=conversation, background=background, notes=notes,
         )  # fmt: skip
 
+    async def run_for_hook(self, name: str, prompt: str) -> str:
+        """A hook's subagent action: subagent ``name`` on ``prompt``, a child
+        of the session's agent; its answer."""
+        agent = self._agent()
+        request = SubagentRequest(prompt=prompt, description=f"hook: {name}", subagent_type=name)
+        return await self.run(replace(agent.ctx, services=agent), request)
+
     def _caller(self, ctx: RunContext | None) -> Agent:
         """The agent whose tool call is delegating (a subagent loading a fork
         skill, say), else this runner's own."""
@@ -289,8 +305,7 @@ class SubagentRunner:
         the task boards (or by the headless policy), never waiting forever."""
         if not background:
             return parent.approvals
-        front = self._background_approvals()
-        return parent.approvals.for_task(task_id, front, self.approval_timeout)
+        return parent.approvals.for_task(task_id, self.approval_timeout)
 
     def _new_id(self) -> str:
         return f"task_{uuid.uuid4().hex[:16]}"
@@ -312,7 +327,7 @@ class SubagentRunner:
             tools=tuple(tools) if request.allowed_tools else None,
             model=request.model or "inherit",
         )
-        history = _context_for_fork(self._history(), request.fork_context)
+        history = context_for_fork(self._history(), request.fork_context)
         sub_request = SubagentRequest(prompt=request.prompt, description=f"skill {skill.name}")
         child = self._child(
             definition, sub_request, background=False, fork=False, history=history,
@@ -320,7 +335,7 @@ class SubagentRunner:
         )  # fmt: skip
         if ctx is None:
             ctx = parent.context_for(ToolUseBlock(id=f"skill-{child.id}", name="load_skill"))
-        return await self._foreground(ctx, child, _task_message(request.prompt), sub_request)
+        return await self._foreground(ctx, child, task_message(request.prompt), sub_request)
 
     # --- foreground and background ------------------------------------------------------
 
@@ -332,7 +347,7 @@ class SubagentRunner:
             role=child.definition.name, task_id=child.id,
         )  # fmt: skip
         self._register(child)
-        return _status(info, "async_launched")
+        return status_line(info, "async_launched")
 
     async def _foreground(
         self, ctx: RunContext, child: _Child, message: Message, request: SubagentRequest
@@ -360,7 +375,7 @@ class SubagentRunner:
                 if item is _END:
                     break
                 seen.append(item)
-                _nest(ctx, item)
+                nest(ctx, item)
                 if isinstance(item, TurnDone):
                     done = item
         except asyncio.CancelledError:
@@ -368,8 +383,8 @@ class SubagentRunner:
             await asyncio.gather(runner, return_exceptions=True)
             raise
         await runner
-        child.counted = _usage(seen)
-        return _answer(child, done)
+        child.counted = usage_of(seen)
+        return answer(child.name, done)
 
     def _adopt(
         self,
@@ -391,13 +406,13 @@ class SubagentRunner:
                     await asyncio.gather(runner, return_exceptions=True)
 
         child.background = True
-        child.counted = _usage(seen)  # already counted through the parent's turn
+        child.counted = usage_of(seen)  # already counted through the parent's turn
         info = self.task_manager.adopt(
             rest, name=child.name, kind="subagent", description=request.description,
             role=child.definition.name, seen=seen, task_id=child.id,
         )  # fmt: skip
         self._register(child)
-        return _status(info, "timed_out_to_background")
+        return status_line(info, "timed_out_to_background")
 
     # --- resuming ------------------------------------------------------------------------
 
@@ -418,7 +433,7 @@ class SubagentRunner:
                 f"task {info.id} ({info.name}) is {info.state}; only a completed task can be resumed"
             )
         child = self._children.get(info.id) or self._rebuild(info)
-        message = _task_message(text)
+        message = task_message(text)
         return manager.resume(info.id, lambda: child.agent.run(child.conversation, message))
 
     def _rebuild(self, info: TaskInfo) -> _Child:
@@ -440,22 +455,12 @@ class SubagentRunner:
         self._children[info.id] = child
         return child
 
-    def restore(self, directory: Path) -> list[TaskInfo]:
-        """Show the tasks recorded in ``directory`` (a resumed session)."""
-        manager = self.task_manager
-        if manager is None:
-            return []
-        latest: dict[str, dict[str, Any]] = {}
-        for record in task_table(directory).read():
-            if isinstance(record.get("id"), str):
-                latest[record["id"]] = record
-        restored = []
-        for record in latest.values():
-            info = manager.restore(_info(record))
-            self._mine.add(info.id)
-            self._roles[info.id] = info.role
-            restored.append(info)
-        return restored
+    def restore(self, infos: list[TaskInfo]) -> None:
+        """Take back the subagent tasks a resumed session recorded."""
+        for info in infos:
+            if info.kind == "subagent":
+                self._mine.add(info.id)
+                self._roles[info.id] = info.role
 
     # --- records and notifications ------------------------------------------------------
 
@@ -463,15 +468,13 @@ class SubagentRunner:
         self._children[child.id] = child
         self._mine.add(child.id)
         self._roles[child.id] = child.definition.name
-        info = self.task_manager.get(child.id) if self.task_manager else None
-        if info is not None:
-            self._record(info)
+        if self._records is not None:
+            self._records.track(child.id)
 
     def _on_update(self, update: TaskUpdate) -> None:
         info = update.task
         if info.id not in self._children or update.event is not None:
             return
-        self._record(info)
         child = self._children[info.id]
         if info.state in FINISHED:
             extra = info.usage - child.counted if child.background else Usage()
@@ -479,23 +482,8 @@ class SubagentRunner:
             self._state.add_usage(extra)
             self._state.add_reminder(self._notification(info))
 
-    def _record(self, info: TaskInfo) -> None:
-        directory = self._session_dir()
-        if directory is not None:
-            task_table(directory).append(_record(info))
-
     def _notification(self, info: TaskInfo) -> str:
-        lines = [f'Task {info.id} (name="{info.name}"): {info.state}']
-        if info.error:
-            lines.append(f"Error: {info.error}")
-        result = info.result or "(no final answer)"
-        if len(result) > NOTIFICATION_LIMIT:
-            kept = result[:NOTIFICATION_LIMIT]
-            where = self._offload(info.id, result)
-            rest = f"{len(result) - NOTIFICATION_LIMIT:,} more characters"
-            result = f"{kept}\n[... {rest}{f' in {where}' if where else ''}; TaskGet shows it all]"
-        lines.append(f"Result: {result}")
-        return "<task-notification>\n" + "\n".join(lines) + "\n</task-notification>"
+        return task_notification(info, self._offload)
 
     def _offload(self, task_id: str, text: str) -> str | None:
         directory = self._session_dir()
@@ -508,78 +496,3 @@ class SubagentRunner:
             return None
         root = session.ctx.root
         return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
-
-
-RECENT_TURNS = 3
-
-
-def _context_for_fork(messages: list[Message], context: str) -> list[Message]:
-    """What a fork skill sees of the parent's live conversation."""
-    if context == "none" or not messages:
-        return []
-    if context == "recent":
-        starts = [i for i, m in enumerate(messages) if m.role == "user" and not m.tool_results]
-        messages = messages[starts[-RECENT_TURNS] :] if len(starts) >= RECENT_TURNS else messages
-    return fork_history(messages)
-
-
-def _task_message(text: str) -> Message:
-    return Message(role="user", content=[TextBlock(text=text)])
-
-
-def _nest(ctx: RunContext, event: AgentEvent) -> None:
-    if ctx.call is not None:
-        ctx.emit(ToolProgress(call=ctx.call, nested=event))
-
-
-def _usage(events: list[AgentEvent]) -> Usage:
-    total = Usage()
-    for event in events:
-        if isinstance(event, TurnDone):
-            return event.usage
-        usage = getattr(event, "usage", None)
-        if event.kind == "assistant_message" and isinstance(usage, Usage):
-            total = total + usage
-    return total
-
-
-def _answer(child: _Child, done: TurnDone | None) -> str:
-    if done is None:
-        raise ToolError(f"the {child.name} subagent ended without an answer")
-    if done.reason == "error":
-        raise ToolError(f"the {child.name} subagent stopped with an error: {done.error}")
-    text = done.text or "(the subagent gave no final answer)"
-    if done.reason in ("max_turns", "unknown_tools"):
-        text += f"\n\n[the subagent stopped early: {done.reason}]"
-    return text
-
-
-def _status(info: TaskInfo, status: str) -> str:
-    body: dict[str, Any] = {"task_id": info.id, "name": info.name, "status": status}
-    if info.state == "queued":
-        body["queued"] = True
-    return json.dumps(body)
-
-
-def _record(info: TaskInfo) -> dict[str, Any]:
-    return {
-        "id": info.id, "name": info.name, "kind": info.kind, "role": info.role,
-        "description": info.description, "state": info.state, "launched_at": info.launched_at,
-        "started_at": info.started_at, "ended_at": info.ended_at, "usage": info.usage.to_dict(),
-        "tool_count": info.tool_count, "last_activity": info.last_activity,
-        "result": info.result, "error": info.error, "recorded_at": time.time(),
-    }  # fmt: skip
-
-
-def _info(record: Mapping[str, Any]) -> TaskInfo:
-    usage = record.get("usage") or {}
-    return TaskInfo(
-        id=record["id"], name=str(record.get("name", "")), kind=str(record.get("kind", "subagent")),
-        description=str(record.get("description", "")), role=str(record.get("role", "")),
-        state=record.get("state", "interrupted"), launched_at=float(record.get("launched_at") or 0),
-        started_at=record.get("started_at"), ended_at=record.get("ended_at"),
-        usage=Usage.from_dict(usage) if isinstance(usage, dict) else Usage(),
-        tool_count=int(record.get("tool_count") or 0),
-        last_activity=str(record.get("last_activity") or ""),
-        result=str(record.get("result") or ""), error=record.get("error"),
-    )  # fmt: skip
