@@ -55,10 +55,23 @@ def declared(pyproject: Mapping[str, object], *extras: str) -> frozenset[str]:
     return frozenset(requirement_name(s) for s in specs)
 
 
-def _string_import(node: ast.Call) -> str | None:
+def _importers(tree: ast.AST) -> frozenset[str]:
+    """The names that call an importer in this file: its own name, or the
+    alias it was imported under (``from importlib import import_module as load``)."""
+    aliases = {
+        alias.asname
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.name in STRING_IMPORTS and alias.asname
+    }
+    return STRING_IMPORTS | aliases
+
+
+def _string_import(node: ast.Call, importers: frozenset[str]) -> str | None:
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-    if name not in STRING_IMPORTS or not node.args:
+    if name not in importers or not node.args:
         return None
     first = node.args[0]
     if isinstance(first, ast.Constant) and isinstance(first.value, str):
@@ -69,13 +82,14 @@ def _string_import(node: ast.Call) -> str | None:
 def imported(path: Path) -> Iterator[tuple[str, int]]:
     """``(top-level module name, line)`` of each absolute import in ``path``."""
     tree = ast.parse(path.read_bytes(), filename=str(path))
+    importers = _importers(tree)
     for node in ast.walk(tree):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names = [node.module]
-        elif isinstance(node, ast.Call) and (target := _string_import(node)):
+        elif isinstance(node, ast.Call) and (target := _string_import(node, importers)):
             if not target.startswith("."):
                 names = [target]
         for name in names:
@@ -168,6 +182,10 @@ SPELLINGS = [
     "import pytest\npytest.importorskip('somepkg')\n",
     "import importlib.util\nimportlib.util.find_spec('somepkg')\n",
     "__import__('somepkg')\n",
+    "import builtins\nbuiltins.__import__('somepkg')\n",
+    "from importlib import import_module as load\nload('somepkg')\n",
+    "from pytest import importorskip as need\nneed('somepkg')\n",
+    "import importlib as il\nil.import_module('somepkg')\n",
     "async def f():\n    import somepkg\n",
     "x = [__import__('somepkg') for _ in ()]\n",
 ]
