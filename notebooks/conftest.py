@@ -10,6 +10,7 @@ times. After changing prompts or tools, refresh cassettes and outputs with
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ import pytest
 from mewcode_kernel.testing import PROVIDER_ENV_VARS, install_kernelspec
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
 
 _scratch: tempfile.TemporaryDirectory[str] | None = None
 _dirs: tuple[Path, Path] | None = None
@@ -51,6 +53,10 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("JUPYTER_PATH", str(jupyter_path))
         mp.setenv("HOME", str(home))
+        # the kernel runs this checkout's code, whatever an editable install points at
+        mp.setenv(
+            "PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+        )
         for name in PROVIDER_ENV_VARS:
             mp.delenv(name, raising=False)
         return (yield)

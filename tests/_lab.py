@@ -27,6 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests._kernel import install_kernelspec, kernel_env
 
 CHROMIUM = "/usr/bin/chromium"
@@ -161,19 +163,24 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def browser_missing() -> list[str]:
-    """What a browser test needs and this machine lacks (empty: all there)."""
+def require_browser() -> None:
+    """Stop a browser test module that cannot run. JupyterLab and Playwright
+    are the ``browser`` extra's: missing, they fail the module. Chromium is
+    a system package (never ``playwright install``): missing, the module is
+    skipped with the line that installs it."""
     import importlib.util
 
-    return [
-        what
-        for what, ok in (
-            (f"chromium ({CHROMIUM})", Path(CHROMIUM).exists()),
-            ("jupyterlab", importlib.util.find_spec("jupyterlab") is not None),
-            ("playwright", importlib.util.find_spec("playwright") is not None),
+    missing = [m for m in ("jupyterlab", "playwright") if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.fail(
+            f"the browser tests need {', '.join(missing)}: pip install -e '.[browser]'",
+            pytrace=False,
         )
-        if not ok
-    ]
+    if not Path(CHROMIUM).exists():
+        pytest.skip(
+            f"the browser tests need chromium ({CHROMIUM}): apt-get install -y chromium",
+            allow_module_level=True,
+        )
 
 
 def notebook_json(cells: list[str]) -> str:

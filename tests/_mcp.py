@@ -94,6 +94,13 @@ def processes_running(marker: str, cwd: Path | None = None) -> list[int]:
     return found
 
 
+#: why a test of the OS sandbox is skipped: it needs a system package (and user namespaces)
+NO_SANDBOX = (
+    "the OS sandbox cannot run here: it needs bubblewrap (apt-get install -y bubblewrap) "
+    "and unprivileged user namespaces"
+)
+
+
 def sandbox_works(root: Path) -> bool:
     """Whether bubblewrap confines commands on this machine (as a session would)."""
     from mewcode_kernel.core.config import SandboxSettings

@@ -15,21 +15,23 @@ from mewcode_kernel.core.events import ModelEvent
 from mewcode_kernel.core.messages import user
 from mewcode_kernel.core.providers import Provider
 from mewcode_kernel.core.providers.base import ModelRequest
+from tests._fixtures import committed
 
 Handler = Callable[[httpx2.Request], httpx2.Response]
 
 
-def sse_params(streams: Path, missing: str) -> list[Any]:
-    """One ``pytest.param`` per recorded ``*.sse`` file in ``streams``, or a
-    single skipped one (reason ``missing``) when there are none."""
+def sse_params(streams: Path) -> list[Any]:
+    """One ``pytest.param`` per recorded ``*.sse`` file in ``streams``; when
+    there are none, one whose test fails reading it (they are committed)."""
     files = sorted(streams.glob("*.sse")) if streams.is_dir() else []
     if not files:
-        return [pytest.param(None, marks=pytest.mark.skip(reason=missing))]
+        return [pytest.param(streams / "*.sse", id="no-recorded-streams")]
     return [pytest.param(p, id=p.stem) for p in files]
 
 
 def read(path: Path) -> bytes:
-    return path.read_bytes()
+    """A committed recording's bytes (a missing one fails the test)."""
+    return committed(path).read_bytes()
 
 
 async def no_sleep(_: float) -> None:

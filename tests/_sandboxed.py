@@ -19,11 +19,10 @@ from mewcode_kernel.core.permission.hidden import read_denied_paths
 from mewcode_kernel.core.sandbox import Sandbox, detect
 from mewcode_kernel.core.tools import RunContext, ToolRegistry, bash, builtin_tools
 from mewcode_kernel.testing import ScriptedModel
+from tests._mcp import NO_SANDBOX
 
 SUPPORT = detect()
-needs_bwrap = pytest.mark.skipif(
-    not SUPPORT.available, reason=f"the OS sandbox cannot run here: {SUPPORT.reason}"
-)
+needs_bwrap = pytest.mark.skipif(not SUPPORT.available, reason=f"{NO_SANDBOX} ({SUPPORT.reason})")
 
 
 def rules(*pairs: tuple[str, str]) -> RuleSet:

@@ -3,6 +3,11 @@ from __future__ import annotations
 import pytest
 
 from mewcode_kernel.testing import PROVIDER_ENV_VARS
+from tests._skip_policy import enforce
+from tests._skip_policy import pytest_make_collect_report as pytest_make_collect_report
+
+# skips only for a missing system package (tests/_skip_policy.py): a module
+# skipped for anything else fails at collection, a test when it runs
 
 
 @pytest.fixture(autouse=True)
@@ -36,7 +41,9 @@ def comm_log(monkeypatch: pytest.MonkeyPatch):
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     """Keep each phase's report on the test item (``item.rep_call``), so a
-    fixture can save artifacts when its test failed."""
+    fixture can save artifacts when its test failed; fail a skip the skip
+    policy does not allow."""
     report = yield
+    enforce(report)
     setattr(item, f"rep_{report.when}", report)
     return report

@@ -11,13 +11,13 @@ the cell runs; Interrupt ends a waiting cell within about a second; and the
 saved notebook, reopened after the kernel was shut down, still shows the
 transcript, diffs and decisions. Screenshots go to ``test-artifacts/``.
 
-Run only these: ``pytest -m browser``. Skipped when chromium, JupyterLab or
-Playwright is missing (``.ci/run`` installs them).
+Run only these: ``pytest -m browser``. Skipped when chromium is missing
+(``apt-get install -y chromium``); failed when JupyterLab or Playwright is
+(the ``browser`` extra; ``.ci/run`` installs both).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import time
@@ -27,25 +27,11 @@ from pathlib import Path
 import pytest
 
 from mewcode_kernel.testing.wire import ScriptedServer, reply
-from tests._lab import CHROMIUM, CHROMIUM_FLAGS, JupyterLab
+from tests._lab import CHROMIUM, CHROMIUM_FLAGS, JupyterLab, require_browser
 
 pytestmark = pytest.mark.browser
 
-_missing = [
-    what
-    for what, ok in (
-        (f"chromium ({CHROMIUM})", Path(CHROMIUM).exists()),
-        ("jupyterlab", importlib.util.find_spec("jupyterlab") is not None),
-        ("playwright", importlib.util.find_spec("playwright") is not None),
-    )
-    if not ok
-]
-if _missing:
-    pytest.skip(
-        f"browser test needs {', '.join(_missing)}: apt-get install -y chromium; "
-        'pip install -e ".[browser]"',
-        allow_module_level=True,
-    )
+require_browser()
 
 from playwright.sync_api import Locator, Page, expect, sync_playwright  # noqa: E402
 

@@ -3,8 +3,9 @@ person types an agent cell key by key and runs it; the agent (a scripted
 model) looks at the notebook's DataFrame and proposes a cell, which appears
 right below the agent cell, not yet run.
 
-Run only these: ``pytest -m browser``. Skipped when chromium, JupyterLab or
-Playwright is missing (``.ci/run`` installs them).
+Run only these: ``pytest -m browser``. Skipped when chromium is missing
+(``apt-get install -y chromium``); failed when JupyterLab or Playwright is
+(the ``browser`` extra; ``.ci/run`` installs both).
 """
 
 from __future__ import annotations
@@ -15,16 +16,11 @@ from pathlib import Path
 import pytest
 
 from mewcode_kernel.testing.wire import ScriptedServer, reply
-from tests._lab import browser_missing, cell_completed, notebook_json, notebook_page, run_cell
+from tests._lab import cell_completed, notebook_json, notebook_page, require_browser, run_cell
 
 pytestmark = pytest.mark.browser
 
-if browser_missing():
-    pytest.skip(
-        f"browser test needs {', '.join(browser_missing())}: apt-get install -y chromium; "
-        'pip install -e ".[browser]"',
-        allow_module_level=True,
-    )
+require_browser()
 
 from playwright.sync_api import Page, expect  # noqa: E402
 

@@ -5,8 +5,9 @@ next turn turns that card into plain text. A file changed since the turn is
 shown as such and Restore is not offered; only "Overwrite changed files
 too" overwrites it.
 
-Run only these: ``pytest -m browser``. Skipped when chromium, JupyterLab or
-Playwright is missing (``.ci/run`` installs them).
+Run only these: ``pytest -m browser``. Skipped when chromium is missing
+(``apt-get install -y chromium``); failed when JupyterLab or Playwright is
+(the ``browser`` extra; ``.ci/run`` installs both).
 """
 
 from __future__ import annotations
@@ -18,16 +19,11 @@ from pathlib import Path
 import pytest
 
 from mewcode_kernel.testing.wire import ScriptedServer, reply
-from tests._lab import browser_missing, notebook_json, notebook_page
+from tests._lab import notebook_json, notebook_page, require_browser
 
 pytestmark = pytest.mark.browser
 
-if browser_missing():
-    pytest.skip(
-        f"browser test needs {', '.join(browser_missing())}: apt-get install -y chromium; "
-        'pip install -e ".[browser]"',
-        allow_module_level=True,
-    )
+require_browser()
 
 from playwright.sync_api import Locator, Page, expect  # noqa: E402
 

@@ -3,8 +3,9 @@ launches a background subagent and ends; the task board in its output keeps
 updating; the subagent's approval card appears on the board and a click on
 Allow lets it write; another task is stopped from its row.
 
-Run only these: ``pytest -m browser``. Skipped when chromium, JupyterLab or
-Playwright is missing (``.ci/run`` installs them).
+Run only these: ``pytest -m browser``. Skipped when chromium is missing
+(``apt-get install -y chromium``); failed when JupyterLab or Playwright is
+(the ``browser`` extra; ``.ci/run`` installs both).
 """
 
 from __future__ import annotations
@@ -19,16 +20,11 @@ from typing import Any
 import pytest
 
 from mewcode_kernel.testing.wire import ScriptedServer, WireReply, reply
-from tests._lab import browser_missing, cell_completed, notebook_json, notebook_page, run_cell
+from tests._lab import cell_completed, notebook_json, notebook_page, require_browser, run_cell
 
 pytestmark = pytest.mark.browser
 
-if browser_missing():
-    pytest.skip(
-        f"browser test needs {', '.join(browser_missing())}: apt-get install -y chromium; "
-        'pip install -e ".[browser]"',
-        allow_module_level=True,
-    )
+require_browser()
 
 from playwright.sync_api import Page, expect  # noqa: E402
 

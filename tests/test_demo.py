@@ -17,6 +17,8 @@ def test_demo_runs_offline_on_the_bundled_replay(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["HOME"] = str(tmp_path)  # no user config
     env["TMPDIR"] = str(tmp_path)
+    # this checkout's code, whatever an installed (editable) copy points at
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     out = subprocess.run(
         [sys.executable, str(REPO / "examples" / "demo.py")],
         capture_output=True,

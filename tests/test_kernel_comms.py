@@ -17,14 +17,18 @@ from typing import Any
 
 from tests._kernel import Kernel, jupyter_path, kernel, project, server  # noqa: F401
 
+# the cell waits on the widget's own change events (they may come on another
+# thread: the kernel handles comm messages on a subshell)
 WAITING_CELL = """
 import asyncio, ipywidgets as w
 box = w.Text()
 print("model", box.model_id, flush=True)
-async def typed(want):
-    while box.value != want:
-        await asyncio.sleep(0.01)
-await asyncio.wait_for(typed("never delete source files"), 30)
+loop, typed = asyncio.get_running_loop(), asyncio.Event()
+def seen(change):
+    if change["new"] == "never delete source files":
+        loop.call_soon_threadsafe(typed.set)
+box.observe(seen, "value")
+await asyncio.wait_for(typed.wait(), 30)
 print("got", repr(box.value))
 """
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import shutil
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any, ClassVar
 import pytest
 
 from mewcode_kernel.testing.wire import ScriptedServer, reply, status
+from tests._fifo import Fifo
 from tests._kernel import (  # noqa: F401
     Kernel,
     anthropic_openai_config,
@@ -407,23 +407,23 @@ def test_a_subagent_hook_reviews_a_call(
 def test_async_hooks_run_detached_and_only_once_resets(
     kernel: Kernel, home: Path, out: Path, script: ScriptedServer
 ) -> None:
-    slow = 'sleep 2; cat > "$MEWCODE_PROJECT_DIR/hook-out/async.json"; exit 2'
+    # read-write: the Stop hooks of later turns never wait for a reader
+    slow = 'sleep 2; exec 3<> "$MEWCODE_PROJECT_DIR/hook-out/async.json"; cat >&3; exit 2'
     rules = shell_rule("later", "Stop", slow, "    async: true\n") + shell_rule(
         "first-message", "PreUserMessage", LOG, "    only_once: true\n"
     )
     use_hooks(kernel, home, rules)
     script.add(reply(text="One."), reply(text="Two."), reply(text="Three."), reply(text="Four."))
-    cell = kernel.ok("%%agent\nSay one.")
-    session_id = cell.provenance[-1]["session_id"]
-    assert "⚓ hook later · Stop · started" in cell.stdout
-    assert not (out / "async.json").exists()  # the cell did not wait for it
-    kernel.ok("%%agent\nSay two.")
-    deadline = time.monotonic() + 20
-    async_out = out / "async.json"
-    # `cat > file` creates the file before it writes: wait for the content
-    while not (async_out.exists() and async_out.stat().st_size) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert json.loads((out / "async.json").read_text())["event"] == "Stop"
+    with Fifo(out / "async.json") as async_out:
+        cell = kernel.ok("%%agent\nSay one.")
+        session_id = cell.provenance[-1]["session_id"]
+        assert "⚓ hook later · Stop · started" in cell.stdout
+        assert not async_out.written()  # the cell did not wait for it
+        kernel.ok("%%agent\nSay two.")
+        # until the first hook's shell exits (a later turn's may follow it in)
+        written = async_out.read_to_end(timeout=20).decode()
+    payload, _ = json.JSONDecoder().raw_decode(written)
+    assert payload["event"] == "Stop"
     assert len(logged(out)) == 1  # only once in this session
     kernel.ok("%agent /clear")
     kernel.ok("%%agent\nSay three.")
@@ -602,7 +602,11 @@ def test_async_hooks_are_cancelled_at_shutdown(
     (root / ".mewcode.yaml").write_text(
         anthropic_openai_config(server.base_url, server.openai_base_url)
     )
-    linger = 'touch "$MEWCODE_PROJECT_DIR/started"; sleep 5; touch "$MEWCODE_PROJECT_DIR/lingered"'
+    # the hook holds the pipe open while it lives: its end is the end of file
+    linger = (
+        'exec 3> "$MEWCODE_PROJECT_DIR/started"; echo started >&3; sleep 5; '
+        'touch "$MEWCODE_PROJECT_DIR/lingered"'
+    )
     ended = 'cat > "$MEWCODE_PROJECT_DIR/ended.json"'
     (home / ".mewcode" / "hooks.yaml").write_text(
         "hooks:\n"
@@ -610,17 +614,16 @@ def test_async_hooks_are_cancelled_at_shutdown(
         + shell_rule("ended", "SessionEnd", ended)
     )
     server.add(reply(text="Done."))
-    k = Kernel(root, kernel_env(home))
-    try:
-        k.ok("%%agent\nFinish.")
-        deadline = time.monotonic() + 20
-        while not (root / "started").exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert (root / "started").exists()
-    finally:
-        k.kc.stop_channels()
-        k.km.shutdown_kernel(now=False)  # a shutdown request: the kernel closes its sessions
-    time.sleep(8)  # longer than the hook would have slept
+    with Fifo(root / "started") as started:
+        k = Kernel(root, kernel_env(home))
+        try:
+            k.ok("%%agent\nFinish.")
+            assert started.read_some(timeout=20) == b"started\n"
+        finally:
+            k.kc.stop_channels()
+            k.km.shutdown_kernel(now=False)  # a shutdown request: the kernel closes its sessions
+        # the hook's end; an uncancelled one ends after its sleep, having written "lingered"
+        assert started.read_to_end(timeout=20) == b""
     assert not (root / "lingered").exists()
     assert json.loads((root / "ended.json").read_text())["reason"] == "exit"
     assert server.remaining == 0

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import pytest
 
 from mewcode_kernel.testing.wire import ReceivedRequest, ScriptedServer, reply
+from tests._fifo import Fifo
 from tests._kernel import Kernel, jupyter_path, kernel, project, script, server  # noqa: F401
 
 BOUND = 30.0
@@ -164,21 +164,19 @@ def test_run_python_runs_when_allowed_and_the_next_cell_uses_what_it_defined(
 def test_run_python_is_interrupted_cleanly(
     kernel: Kernel, script: ScriptedServer, project: Path, headless_allow: None
 ) -> None:
-    started = project / "loop-started.txt"
-    code = (
-        "before_loop = 'kept'\n"
-        f"open({str(started)!r}, 'w').write('x')\n"
-        "import time\n"
-        "while True:\n    time.sleep(0.05)\n"
-    )
-    script.add(
-        reply(tool_calls=[("run_python", {"code": code})]), reply(text="Stopped, as you wished.")
-    )
-    msg_id = kernel.execute("%%agent --new\nLoop forever.")
-    deadline = time.monotonic() + BOUND
-    while not started.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert started.exists()
+    with Fifo(project / "loop-started") as started:
+        code = (
+            "before_loop = 'kept'\n"
+            f"open({str(started.path)!r}, 'w').write('x')\n"
+            "import time\n"
+            "while True:\n    time.sleep(0.05)\n"
+        )
+        script.add(
+            reply(tool_calls=[("run_python", {"code": code})]),
+            reply(text="Stopped, as you wished."),
+        )
+        msg_id = kernel.execute("%%agent --new\nLoop forever.")
+        assert started.read_to_end(timeout=BOUND) == b"x"  # the loop is running
     kernel.km.interrupt_kernel()
     cell = kernel.collect(msg_id, timeout=BOUND)
     assert cell.status == "error"

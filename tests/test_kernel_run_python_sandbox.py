@@ -8,13 +8,13 @@ the user's own cells afterwards spawn unconfined again."""
 from __future__ import annotations
 
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from mewcode_kernel.testing.wire import ScriptedServer, reply
+from tests._fifo import Fifo
 from tests._kernel import Kernel, jupyter_path, kernel, project, script, server  # noqa: F401
 from tests._sandboxed import needs_bwrap, outside
 from tests.test_kernel_notebook_tools import BOUND, headless_allow, result_text, tool_result
@@ -137,14 +137,14 @@ def test_a_timed_out_run_puts_everything_back(
 def test_an_interrupted_run_puts_everything_back(
     kernel: Kernel, script: ScriptedServer, project: Path, outside: Path, headless_allow: None
 ) -> None:
-    started = project / "child-started.txt"
-    code = f"import subprocess\nsubprocess.run(['sh', '-c', 'echo x > {started}; sleep 30'])"
-    script.add(reply(tool_calls=[("run_python", {"code": code})]), reply(text="Stopped."))
-    msg_id = kernel.execute("%%agent --new\nWait for the child.")
-    deadline = time.monotonic() + BOUND
-    while not started.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert started.exists()  # written by the sandboxed child, in the project
+    with Fifo(project / "child-started") as started:
+        code = (
+            f"import subprocess\nsubprocess.run(['sh', '-c', 'echo x > {started.path}; sleep 30'])"
+        )
+        script.add(reply(tool_calls=[("run_python", {"code": code})]), reply(text="Stopped."))
+        msg_id = kernel.execute("%%agent --new\nWait for the child.")
+        # written by the sandboxed child, in the project
+        assert started.read_to_end(timeout=BOUND) == b"x\n"
     kernel.km.interrupt_kernel()
     cell = kernel.collect(msg_id, timeout=BOUND)
     assert cell.errors[0]["ename"] == "AgentInterrupted"

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pandas as pd
 import pytest
 
 from magics.kernel_tools.errors import ErrorRecord
 from magics.kernel_tools.namespace import describe, describe_in_depth, mask_keys
-
-pd = pytest.importorskip("pandas")
 
 KEY = "sk-ant-api03-" + "Q7" * 20
 HIDDEN = ("tok-9f8e7d6c5b", "Q7Q7Q7", "hunter2hunter2")

@@ -19,6 +19,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, NamedTuple
 
+import pandas as pd
 import pytest
 
 from magics.kernel_tools.errors import ErrorTracker
@@ -28,8 +29,6 @@ from magics.kernel_tools.tools import KernelTools
 from mewcode_kernel.core.errors import ToolError
 from mewcode_kernel.core.redaction import Redactor, looks_secret, mask_credentials
 from mewcode_kernel.core.tools import RunContext
-
-pd = pytest.importorskip("pandas")
 
 KEY = "abc123zzKEY"
 PASSWORD = "hunter2pw"

@@ -26,6 +26,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from magics.kernel_tools.errors import ErrorTracker
@@ -40,8 +42,6 @@ from tests.test_kernel_notebook_tools import headless_allow, result_text, turn_c
 
 __all__ = ["headless_allow"]  # the fixture
 
-pd = pytest.importorskip("pandas")
-np = pytest.importorskip("numpy")
 
 _RNG = random.Random(99)
 

@@ -28,6 +28,7 @@ from mewcode_kernel.testing import collect
 from mewcode_kernel.testing.wire import ScriptedServer, reply
 from tests._mcp import (
     FIXTURE_SERVER,
+    NO_SANDBOX,
     everything_over_http,
     fixture_entry,
     processes_running,
@@ -308,7 +309,7 @@ async def test_a_stdio_server_is_confined_by_the_sandbox(tmp_path: Path) -> None
     root = tmp_path / "project"
     root.mkdir()
     if not sandbox_works(root):
-        pytest.skip("bubblewrap cannot run here (the OS sandbox is off)")
+        pytest.skip(NO_SANDBOX)
     inside, outside = root / "notes.txt", tmp_path / "outside.txt"
     home_file = Path.home() / f".mewcode-sandbox-probe-{os.getpid()}"
     calls = [

@@ -17,7 +17,7 @@ from mewcode_kernel.core.permission import (
     load_project_settings,
 )
 from mewcode_kernel.core.tools import RunContext, Tool, bash
-from tests._fixtures import FIXTURES
+from tests._fixtures import FIXTURES, committed
 
 CONFIGS = FIXTURES / "configs"
 SETTINGS = sorted(CONFIGS.rglob("settings*.json")) if CONFIGS.is_dir() else []
@@ -58,15 +58,19 @@ SKILL = Tool(
 )  # fmt: skip
 
 
+def _settings_of(repo: str) -> Path:
+    """The committed settings file of ``repo`` (a missing one fails the test)."""
+    found = [p for p in SETTINGS if p.relative_to(CONFIGS).parts[0] == repo]
+    return found[0] if found else committed(CONFIGS / repo / "settings.json")
+
+
 def _gate_for(repo: str, tmp_path: Path) -> Gate:
-    path = next(p for p in SETTINGS if p.relative_to(CONFIGS).parts[0] == repo)
+    path = _settings_of(repo)
     loaded = load_claude_settings(path, project_root=tmp_path)
     return Gate(rules=RuleSet(loaded.rules))
 
 
 async def test_pydantic_ai_rules_behave(tmp_path: Path) -> None:
-    if not any("pydantic" in str(p) for p in SETTINGS):
-        pytest.skip("fixture missing")
     gate = _gate_for("pydantic__pydantic-ai", tmp_path)
     assert await _decide(gate, BASH, {"command": "uv run pyright src"}, tmp_path) == "allow"
     assert (
@@ -80,8 +84,6 @@ async def test_pydantic_ai_rules_behave(tmp_path: Path) -> None:
 
 
 async def test_getsentry_rules_behave(tmp_path: Path) -> None:
-    if not any("getsentry" in str(p) for p in SETTINGS):
-        pytest.skip("fixture missing")
     gate = _gate_for("getsentry__skills", tmp_path)
     assert any(r.tool == "WebFetch" for r in gate.rules)  # kept, harmless
     assert await _decide(gate, BASH, {"command": "gh pr view 12 --json title"}, tmp_path) == "allow"
@@ -91,8 +93,6 @@ async def test_getsentry_rules_behave(tmp_path: Path) -> None:
 
 
 async def test_voltagent_loop_fragments_are_understood(tmp_path: Path) -> None:
-    if not any("VoltAgent" in str(p) for p in SETTINGS):
-        pytest.skip("fixture missing")
     gate = _gate_for("VoltAgent__awesome-claude-code-subagents", tmp_path)
     loop = 'for file in *.md; do grep -l "## Communication Protocol" "$file"; done'
     assert await _decide(gate, BASH, {"command": loop}, tmp_path) == "allow"
@@ -100,9 +100,7 @@ async def test_voltagent_loop_fragments_are_understood(tmp_path: Path) -> None:
 
 
 def test_cookbook_settings_with_hooks_and_schema(tmp_path: Path) -> None:
-    path = next((p for p in SETTINGS if "cookbooks" in str(p)), None)
-    if path is None:
-        pytest.skip("fixture missing")
+    path = _settings_of("anthropics__claude-cookbooks")
     loaded = load_claude_settings(path, project_root=tmp_path)
     assert len(loaded.rules) == 0 and loaded.problems == []
 

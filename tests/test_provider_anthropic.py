@@ -54,8 +54,6 @@ from tests._mock_http import (
 )
 
 STREAMS = FIXTURES / "streams" / "anthropic"
-MISSING = f"recorded Anthropic streams not found in {STREAMS} (set MEWCODE_FIXTURES)"
-needs_fixtures = pytest.mark.skipif(not STREAMS.is_dir(), reason=MISSING)
 API_KEY = "sk-ant-test-SECRET-0123456789"
 
 
@@ -151,7 +149,7 @@ async def run_fixture(name: str) -> tuple[list[ModelEvent], ResponseDone]:
 # --- every recorded stream ----------------------------------------------------
 
 
-@pytest.mark.parametrize("path", sse_params(STREAMS, MISSING))
+@pytest.mark.parametrize("path", sse_params(STREAMS))
 async def test_every_recorded_stream(path: Path) -> None:
     raw = read(path)
     want = expected_from_sse(raw)
@@ -204,7 +202,6 @@ async def test_every_recorded_stream(path: Path) -> None:
 # --- hand-checked fixtures ----------------------------------------------------
 
 
-@needs_fixtures
 async def test_tool_use_with_text_and_split_json() -> None:
     events, done = await run_fixture("anthropic-sdk-python__tool_use_response.sse")
     assert done.message.content == [
@@ -220,7 +217,6 @@ async def test_tool_use_with_text_and_split_json() -> None:
     assert started == [ToolCallStarted(id="toolu_01NRLabsLyVHZPKxbKvkfSMn", name="get_weather")]
 
 
-@needs_fixtures
 async def test_two_parallel_tool_uses() -> None:
     _, done = await run_fixture("llm-anthropic__test_tools__0.sse")
     assert [(t.name, t.input) for t in done.message.tool_uses] == [
@@ -230,7 +226,6 @@ async def test_two_parallel_tool_uses() -> None:
     assert len({t.id for t in done.message.tool_uses}) == 2
 
 
-@needs_fixtures
 async def test_thinking_keeps_its_signature() -> None:
     events, done = await run_fixture("llm-anthropic__test_stream_events_thinking__0.sse")
     first = done.message.content[0]
@@ -241,7 +236,6 @@ async def test_thinking_keeps_its_signature() -> None:
     assert not any(isinstance(e, ThinkingDelta) and not e.text for e in events)
 
 
-@needs_fixtures
 async def test_redacted_thinking_blocks() -> None:
     _, done = await run_fixture(
         "pydantic-ai__test_anthropic_model_thinking_part_redacted_stream__0.sse"
@@ -253,7 +247,6 @@ async def test_redacted_thinking_blocks() -> None:
     assert first.data.startswith("EqkECkYIBxgCKkA8AZ4noDfV5VcOJe/p3JTRB6Xz")
 
 
-@needs_fixtures
 async def test_refusal_with_empty_text_block() -> None:
     events, done = await run_fixture("anthropic-sdk-python__refusal_response.sse")
     assert done.stop_reason == "refusal"
@@ -267,7 +260,6 @@ async def test_refusal_with_empty_text_block() -> None:
     ]
 
 
-@needs_fixtures
 async def test_pause_turn_drops_server_tool_blocks_keeps_text() -> None:
     _, done = await run_fixture("pydantic-ai__test_pause_turn_web_search_streaming_vcr__0.sse")
     assert done.stop_reason == "pause_turn"
@@ -276,7 +268,6 @@ async def test_pause_turn_drops_server_tool_blocks_keeps_text() -> None:
     assert done.message.tool_uses == []
 
 
-@needs_fixtures
 async def test_max_tokens_leaves_truncated_tool_json_as_input_error() -> None:
     _, done = await run_fixture("anthropic-sdk-python__incomplete_partial_json_response.sse")
     assert done.stop_reason == "max_tokens"
@@ -287,7 +278,6 @@ async def test_max_tokens_leaves_truncated_tool_json_as_input_error() -> None:
     assert done.message.text.endswith("Let me do that for you now.")
 
 
-@needs_fixtures
 async def test_stop_sequence_and_files_without_final_blank_line() -> None:
     _, done = await run_fixture("llm-anthropic__test_prompt_with_prefill_and_stop_sequences__0.sse")
     assert done.stop_reason == "stop_sequence"
@@ -297,7 +287,6 @@ async def test_stop_sequence_and_files_without_final_blank_line() -> None:
     assert (basic.message.text, basic.stop_reason) == ("Hello there!", "end_turn")
 
 
-@needs_fixtures
 @pytest.mark.parametrize(
     ("name", "status", "needle"),
     [
@@ -448,7 +437,6 @@ async def test_the_sdk_sends_our_body_byte_stable() -> None:
     assert API_KEY in one.headers.get("x-api-key", "") + one.headers.get("authorization", "")
 
 
-@needs_fixtures
 async def test_request_model_and_max_tokens_override() -> None:
     server = Server(sse_response(read(STREAMS / "anthropic-sdk-python__basic_response.sse")))
     request = ModelRequest(system="s", messages=[user("x")], model="claude-other", max_tokens=77)

@@ -50,8 +50,6 @@ from tests._mock_http import (
 )
 
 STREAMS = FIXTURES / "streams" / "openai_chat"
-MISSING = f"recorded Chat Completions streams not found in {STREAMS} (set MEWCODE_FIXTURES)"
-needs_fixtures = pytest.mark.skipif(not STREAMS.is_dir(), reason=MISSING)
 API_KEY = "sk-openai-test-SECRET-0123456789"
 FINISH = {
     "stop": "end_turn",
@@ -146,7 +144,7 @@ async def run_fixture(
 # --- every recorded stream ----------------------------------------------------
 
 
-@pytest.mark.parametrize("path", sse_params(STREAMS, MISSING))
+@pytest.mark.parametrize("path", sse_params(STREAMS))
 async def test_every_recorded_stream(path: Path) -> None:
     raw = read(path)
     want = expected_from_sse(raw)
@@ -197,7 +195,6 @@ async def test_every_recorded_stream(path: Path) -> None:
 # --- hand-checked fixtures ----------------------------------------------------
 
 
-@needs_fixtures
 async def test_parallel_tool_calls_assembled_by_index() -> None:
     events, done = await run_fixture(
         "openai-python__f82268f2fefd5cfbc7eeb59c297688be2f6ca0849a6e4f17851b517310841d9b.sse"
@@ -222,7 +219,6 @@ async def test_parallel_tool_calls_assembled_by_index() -> None:
     assert (done.usage.input_tokens, done.usage.output_tokens) == (149, 60)
 
 
-@needs_fixtures
 async def test_parallel_calls_with_obfuscation_fields() -> None:
     _, done = await run_fixture("pydantic-ai__test_complex_agent_run__0.sse")
     assert [(t.id, t.name, t.input) for t in done.message.tool_uses] == [
@@ -231,7 +227,6 @@ async def test_parallel_calls_with_obfuscation_fields() -> None:
     ]
 
 
-@needs_fixtures
 async def test_openrouter_variant_id_zero_repeated_and_no_finish_reason() -> None:
     events, done = await run_fixture("llm__test_tools_streaming_variant_a__0.sse")
     assert done.stop_reason == "tool_use"
@@ -242,7 +237,6 @@ async def test_openrouter_variant_id_zero_repeated_and_no_finish_reason() -> Non
     assert (done.usage.input_tokens, done.usage.output_tokens) == (57, 17)
 
 
-@needs_fixtures
 async def test_id_already_used_in_the_conversation_is_replaced_consistently() -> None:
     earlier = ModelRequest(
         system="s",
@@ -261,7 +255,6 @@ async def test_id_already_used_in_the_conversation_is_replaced_consistently() ->
     ]
 
 
-@needs_fixtures
 async def test_arguments_null_and_id_without_type() -> None:
     _, d = await run_fixture("llm__test_tools_streaming_variant_d__0.sse")
     assert d.message.content == [ToolUseBlock(id="0", name="llm_version", input={})]
@@ -270,7 +263,6 @@ async def test_arguments_null_and_id_without_type() -> None:
     assert c.stop_reason == "tool_use"
 
 
-@needs_fixtures
 async def test_refusal_becomes_text_with_refusal_stop() -> None:
     _, done = await run_fixture(
         "openai-python__173417d553406f034f643e5db3f8d591fb691ebac56f5ae39a22cc7d455c5353.sse"
@@ -279,7 +271,6 @@ async def test_refusal_becomes_text_with_refusal_stop() -> None:
     assert done.message.content == [TextBlock(text="I'm sorry, I can't assist with that request.")]
 
 
-@needs_fixtures
 async def test_length_and_n_greater_than_one() -> None:
     _, done = await run_fixture(
         "openai-python__4cc50a6135d254573a502310e6af1246f55edb6ad95fa24059f160996b68866d.sse"
@@ -291,7 +282,6 @@ async def test_length_and_n_greater_than_one() -> None:
     assert multi.message.text == '{"city":"San Francisco","temperature":65,"units":"f"}'
 
 
-@needs_fixtures
 @pytest.mark.parametrize(
     ("name", "needle"),
     [
@@ -314,7 +304,6 @@ async def test_groq_mid_stream_error_event(name: str, needle: str) -> None:
     assert len(server.requests) == 1
 
 
-@needs_fixtures
 async def test_groq_reasoning_streams_as_thinking() -> None:
     events, done = await run_fixture("pydantic-ai__test_tool_use_failed_error_streaming__1.sse")
     thinking = done.message.content[0]
@@ -324,7 +313,6 @@ async def test_groq_reasoning_streams_as_thinking() -> None:
     assert (call.name, call.input) == ("get_something_by_name", {"name": "example"})
 
 
-@needs_fixtures
 async def test_openrouter_comments_then_error_chunk() -> None:
     server = Server(
         sse_response(read(STREAMS / "pydantic-ai__test_openrouter_stream_error__0.sse"))
@@ -335,7 +323,6 @@ async def test_openrouter_comments_then_error_chunk() -> None:
     assert info.value.retryable is False
 
 
-@needs_fixtures
 async def test_404_error_body() -> None:
     body = read(STREAMS / "pydantic-ai__test_model_name_suggestion_openai-chat___0.json")
     server = Server(

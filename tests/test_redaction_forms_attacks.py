@@ -121,7 +121,8 @@ COMMANDS = {
 def test_what_a_command_prints_of_a_secret_is_redacted(name: str, secret: str) -> None:
     tool = COMMANDS[name].split()[0]
     if shutil.which(tool) is None and "|" not in COMMANDS[name]:
-        pytest.skip(f"{tool} is not installed")
+        package = "xxd" if tool == "xxd" else "coreutils"
+        pytest.skip(f"needs {tool}: apt-get install -y {package}")
     n = len(secret)
     command = COMMANDS[name].format(
         half=(n + 1) // 2, quarter=n // 4, three_quarters=3 * n // 4 + 1

@@ -321,13 +321,14 @@ async def test_make_http_client_modes(tmp_path: Path) -> None:
 
 
 def test_demo_cassette_is_package_data() -> None:
+    # that a built package holds it: tests/test_package_data.py
     assert DEMO_CASSETTE.name == "demo.cassette.json"
     assert DEMO_CASSETTE.parent == Path(__file__).resolve().parents[1] / "mewcode_kernel" / "data"
-    if DEMO_CASSETTE.exists():
-        cassette = Cassette.load(DEMO_CASSETTE)
-        assert cassette.interactions
-        # no key shape: "sk-" alone also starts the "sk-notification" of <task-notification>
-        assert not looks_like_key(DEMO_CASSETTE.read_text())
+    assert DEMO_CASSETTE.is_file(), f"the bundled demo cassette is missing: {DEMO_CASSETTE}"
+    cassette = Cassette.load(DEMO_CASSETTE)
+    assert cassette.interactions
+    # no key shape: "sk-" alone also starts the "sk-notification" of <task-notification>
+    assert not looks_like_key(DEMO_CASSETTE.read_text())
 
 
 async def test_reorder_is_opt_in(tmp_path: Path, http: Clients) -> None:

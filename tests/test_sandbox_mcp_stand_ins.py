@@ -13,7 +13,7 @@ import pytest
 
 from mewcode_kernel.testing import collect
 from mewcode_kernel.testing.wire import ScriptedServer, reply
-from tests._mcp import fixture_entry, sandbox_works
+from tests._mcp import NO_SANDBOX, fixture_entry, sandbox_works
 from tests.test_mcp import project, session, text_of, tool_results
 
 pytestmark = pytest.mark.usefixtures("trusted_projects")
@@ -23,7 +23,7 @@ async def test_a_servers_stand_ins_live_as_long_as_the_server(tmp_path: Path) ->
     root = tmp_path / "project"
     root.mkdir()
     if not sandbox_works(root):
-        pytest.skip("bubblewrap cannot run here (the OS sandbox is off)")
+        pytest.skip(NO_SANDBOX)
     calls = [
         ("mcp__fx__write_text", {"path": str(root / ".mcp.json"), "text": "{}"}, "mcp"),
         ("mcp__fx__write_text", {"path": str(root / ".envrc"), "text": "evil"}, "envrc"),

@@ -41,7 +41,7 @@ from mewcode_kernel.core import AgentSession, open_session
 from mewcode_kernel.core.events import HookRan, ToolProgress
 from mewcode_kernel.testing import collect
 from mewcode_kernel.testing.wire import ScriptedServer, reply
-from tests._mcp import sandbox_works
+from tests._mcp import NO_SANDBOX, sandbox_works
 
 _RNG = random.Random(424242)
 _ALPHABET = string.ascii_letters + string.digits
@@ -157,7 +157,7 @@ def hooks(home: Path, command: str) -> None:
 @pytest.fixture(params=["sandboxed", "unsandboxed"])
 def sandboxed(request: pytest.FixtureRequest, tmp_path: Path) -> bool:
     if request.param == "sandboxed" and not sandbox_works(tmp_path):
-        pytest.skip("bubblewrap cannot run here")
+        pytest.skip(NO_SANDBOX)
     return request.param == "sandboxed"
 
 

@@ -310,22 +310,13 @@ async def test_eight_background_subagents_with_a_cap_of_three(tmp_path: Path) ->
     await collect(s.run("launch eight"))
     tasks = s.subagents.tasks()
     assert len(tasks) == 8
-    peak = 0
-    for _ in range(200):  # let the queue settle: three ask the model and wait
-        peak = max(peak, s.tasks.running)
-        if blocking.count == 3:
-            break
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(blocking.reached(3), 10)  # three ask the model and wait
     states = sorted(t.state for t in s.subagents.tasks())
     assert states == ["queued"] * 5 + ["running"] * 3, states
-    seen: list[int] = []
     gate.set()  # each one that finishes lets a queued one start
     for task in tasks:
-        while s.tasks.get(task.id).state in ("queued", "running"):  # type: ignore[union-attr]
-            seen.append(s.tasks.running)
-            await asyncio.sleep(0.005)
         await s.tasks.wait(task.id, timeout=10)
-    assert max([peak, *seen]) <= 3
+    assert s.tasks.peak_running == 3  # the manager's own count of the most at once
     assert blocking.count == 8
     assert {t.state for t in s.subagents.tasks()} == {"completed"}
     await s.aclose()
@@ -474,6 +465,12 @@ class _Blocking:
     def __init__(self, inner: ScriptedModel, gate: asyncio.Event, block_at: int | None = None):
         self.inner, self.gate, self.block_at = inner, gate, block_at
         self.count = 0
+        self._counted = asyncio.Condition()
+
+    async def reached(self, count: int) -> None:
+        """Return once ``count`` requests have arrived."""
+        async with self._counted:
+            await self._counted.wait_for(lambda: self.count >= count)
 
     @property
     def name(self) -> str:
@@ -485,6 +482,8 @@ class _Blocking:
 
     async def stream(self, request: ModelRequest):  # type: ignore[no-untyped-def]
         self.count += 1
+        async with self._counted:
+            self._counted.notify_all()
         waits = (
             self.count == self.block_at
             if self.block_at

@@ -16,7 +16,9 @@ from mewcode_kernel.core.tools.grep_tool import run_grep
 
 from ._ignore_tree import build
 
-needs_rg = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep (rg) is not installed")
+needs_rg = pytest.mark.skipif(
+    shutil.which("rg") is None, reason="needs ripgrep: apt-get install -y ripgrep"
+)
 
 
 @pytest.fixture

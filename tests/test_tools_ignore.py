@@ -84,7 +84,7 @@ def test_translate_and_braces() -> None:
         translate("[abc")
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git: apt-get install -y git")
 @pytest.mark.parametrize("as_repo", [False, True])
 def test_walk_agrees_with_git(tmp_path: Path, as_repo: bool) -> None:
     root = build(tmp_path)

@@ -44,7 +44,7 @@ class ErrorRecord:
 
     @property
     def headline(self) -> str:
-        from .namespace import mask_keys  # before the cut: a key cut in two is no longer found
+        from .masking import mask_keys  # before the cut: a key cut in two is no longer found
 
         message = str(self.error).strip().splitlines()
         first = f": {mask_keys(message[0])[:160]}" if message else ""
@@ -69,7 +69,7 @@ class ErrorRecord:
         of library frames (site-packages, the standard library) folded into
         one line each; credential-shaped text masked, and secret values by
         ``redact`` (before the traceback is cut)."""
-        from .namespace import mask_keys  # the core's patterns: loaded with the first turn
+        from .masking import mask_keys  # the core's patterns: loaded with the first turn
 
         tb = redact(_traceback(self.error, root, cell_name))
         if len(tb) > MAX_TRACEBACK:
@@ -118,7 +118,7 @@ def _where(filename: str, root: Path | None, cell_name: CellNamer, raising: str 
 def _traceback(error: BaseException, root: Path | None, cell_name: CellNamer) -> str:
     """The traceback, masked before it is cut: its source lines as code, its
     message in full."""
-    from .namespace import mask_keys
+    from .masking import mask_keys
 
     te = traceback.TracebackException.from_exception(error)
     lines = ["Traceback (most recent call last):"]
@@ -197,7 +197,7 @@ class ErrorTracker:
         record = self.take_fresh()
         if record is None:
             return None
-        from .namespace import mask_keys
+        from .masking import mask_keys
         from .secret_values import notebook_redactor
 
         line = mask_keys(

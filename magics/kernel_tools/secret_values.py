@@ -30,17 +30,10 @@ from typing import Any
 
 from mewcode_kernel.core.redaction import MIN_LENGTH, Redactor, credentials_in, looks_secret
 
-from .namespace import (
-    _fields,
-    _ours,
-    _pandas_kind,
-    _secret_axis,
-    _secret_columns,
-    _secret_label,
-    _secret_labels,
-    mask_keys,
-    user_variables,
-)
+from .frames import _pandas_kind, _secret_axis, _secret_columns, _secret_label, _secret_labels
+from .masked_repr import _fields
+from .masking import mask_keys
+from .namespace import _ours, user_variables
 
 __all__ = ["MAX_VALUES", "cell_secrets", "notebook_redactor", "traceback_secrets"]
 

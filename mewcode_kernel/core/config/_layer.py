@@ -27,7 +27,10 @@ from ._schema import (
 )
 from ._yaml import YamlDoc, read_yaml
 
-__all__ = ["Layer", "load_layer"]
+__all__ = ["PROJECT_CONFIG", "Layer", "load_layer"]
+
+#: the project's own config file, at its root
+PROJECT_CONFIG = ".mewcode.yaml"
 
 _NAMED_SECTIONS = {"providers": "provider", "mcp_servers": "server"}
 _MAX_PASSES = 100

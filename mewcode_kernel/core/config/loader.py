@@ -39,26 +39,23 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-
-from pydantic import SecretStr
 
 from ..errors import ConfigError
 from ..userdirs import mewcode_home, user_home
 from ._expand import expand_vars
-from ._layer import Layer, load_layer
+from ._layer import PROJECT_CONFIG, Layer, load_layer
 from ._mcp_json import MCP_JSON, McpJson, load_mcp_json
+from ._provider_merge import env_providers, merge_providers
+from ._sandbox_merge import merge_sandbox
 from ._schema import McpServerEntry
-from .providers import ENV_API_KEY, ENV_BASE_URL, default_model
 from .resolved import (
-    ConfiguredProvider,
     ConfiguredRule,
     McpScope,
     McpServerConfig,
     ResolvedConfig,
-    SandboxSettings,
     SubagentSettings,
     TaskSettings,
 )
@@ -66,19 +63,14 @@ from .trust_items import (
     TrustItem,
     TrustPolicy,
     allow_rule_item,
-    provider_item,
-    sandbox_items,
     server_item,
 )
 
 __all__ = ["MCP_JSON", "PROJECT_CONFIG", "USER_CONFIG", "load_config"]
 
-PROJECT_CONFIG = ".mewcode.yaml"
 USER_CONFIG = Path(".mewcode") / "config.yaml"
 #: the user's config file inside their MewCode folder (``MEWCODE_HOME``)
 USER_CONFIG_NAME = "config.yaml"
-
-_EXPANDED = ("api_key", "base_url")
 
 
 def load_config(
@@ -118,11 +110,11 @@ def load_config(
     def allowed(item: TrustItem | None) -> bool:
         return item is None or trust is None or trust.allows(item)
 
-    providers, invalid = _merge_providers(layers, env, project, allowed)
+    providers, invalid = merge_providers(layers, env, project, allowed)
     for layer in layers:
         invalid.update(layer.invalid_providers)
     if not providers and not invalid:
-        providers = _env_providers(env)
+        providers = env_providers(env)
     for name in providers:
         invalid.pop(name, None)
 
@@ -162,9 +154,7 @@ def load_config(
         env_allowlist=_allowlist(layers, user_path, warnings, "env_allowlist"),
         tasks=TaskSettings(**_merged(layers, "tasks")),
         subagents=SubagentSettings(**_merged(layers, "subagents")),
-        sandbox=_merge_sandbox(
-            layers, root, project, allowed, user_home(home), user_path, warnings
-        ),
+        sandbox=merge_sandbox(layers, root, project, allowed, user_home(home), user_path, warnings),
         warnings=warnings,
         unreadable_rule_files=tuple(unreadable),
     )
@@ -179,215 +169,12 @@ def _merged(layers: list[Layer], section: str) -> dict[str, Any]:
     return found
 
 
-class _Draft:
-    """One provider's fields while layers are merged; problems kept per field
-    so a later layer that overrides a field also clears its problem."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.values: dict[str, Any] = {}
-        self.problems: dict[str, ConfigError] = {}
-        self.origin = ""
-        self.path = ""
-        self.line: int | None = None
-
-    def overlay(self, layer: Layer, env: Mapping[str, str]) -> None:
-        entry = layer.file.providers[self.name]
-        fields = entry.model_fields_set
-        new: dict[str, Any] = {f: getattr(entry, f) for f in fields}
-        problems: dict[str, ConfigError] = {}
-        for f in _EXPANDED:
-            raw = new.get(f)
-            if raw is None:
-                continue
-            text = raw.get_secret_value() if isinstance(raw, SecretStr) else raw
-            value, missing = expand_vars(text, env)
-            if missing:
-                names = ", ".join(f"${{{m}}}" for m in missing)
-                problems[f] = ConfigError(
-                    f"{f} uses {names}, which is not set",
-                    path=str(layer.path),
-                    line=layer.line_of(("providers", self.name, f)),
-                    field=f"providers.{self.name}.{f}",
-                )
-            new[f] = value or None
-        if self.values and "api_key" not in fields:
-            moved = any(
-                f in fields and new[f] != self.values.get(f) for f in ("protocol", "base_url")
-            )
-            if moved:
-                self.values.pop("api_key", None)
-                self.problems.pop("api_key", None)
-        for f in fields:
-            self.problems.pop(f, None)
-        self.values.update(new)
-        self.problems.update(problems)
-        self.path = str(layer.path)
-        self.line = layer.line_of(("providers", self.name))
-        self.origin = f"{self.path}:{self.line}" if self.line else self.path
-
-    def _error(self, field: str, message: str) -> ConfigError:
-        """A problem with ``field`` of this provider, located at its entry."""
-        return ConfigError(
-            message, path=self.path, line=self.line, field=f"providers.{self.name}.{field}"
-        )
-
-    def build(self, env: Mapping[str, str]) -> ConfiguredProvider:
-        v = self.values
-        problems = list(self.problems.values())
-        # ``providers: {anthropic: {model: ...}}`` needs no protocol line.
-        protocol = v.get("protocol") or (self.name if self.name in ENV_API_KEY else None)
-        base_url = v.get("base_url")
-        api_key = v.get("api_key")
-        if protocol is None:
-            problems.insert(
-                0,
-                self._error(
-                    "protocol", f"provider {self.name!r} has no 'protocol' (anthropic or openai)"
-                ),
-            )
-        elif base_url is not None and not v.get("model"):
-            # Defaults are for the official endpoints; a custom server needs its model named.
-            problems.append(
-                self._error("model", f"provider {self.name!r} sets base_url but no 'model'")
-            )
-        elif base_url is None and "base_url" not in self.problems:
-            # The official endpoint: the SDK's own variables apply, as in the SDK.
-            base_url = env.get(ENV_BASE_URL[protocol]) or None
-            if api_key is None and "api_key" not in self.problems:
-                api_key = env.get(ENV_API_KEY[protocol]) or None
-                if api_key is None and base_url is None:
-                    problems.append(
-                        self._error(
-                            "api_key",
-                            f"no API key: set api_key in this entry or {ENV_API_KEY[protocol]}",
-                        )
-                    )
-        return ConfiguredProvider(
-            name=self.name,
-            protocol=protocol,
-            model=v.get("model"),
-            base_url=base_url,
-            api_key=SecretStr(api_key) if api_key else None,
-            context_window=v.get("context_window"),
-            max_tokens=v.get("max_tokens"),
-            models=dict(v.get("models") or {}),
-            origin=self.origin,
-            problems=tuple(problems),
-        )
-
-
-def _merge_providers(
-    layers: list[Layer],
-    env: Mapping[str, str],
-    project: Path,
-    allowed: Callable[[TrustItem | None], bool],
-) -> tuple[dict[str, ConfiguredProvider], dict[str, ConfigError]]:
-    drafts: dict[str, _Draft] = {}
-    held: dict[str, ConfigError] = {}
-    for layer in layers:
-        for name, entry in layer.file.providers.items():
-            if layer.path == project and not allowed(provider_item(PROJECT_CONFIG, name, entry)):
-                held[name] = ConfigError(
-                    "it names its own server or reads your environment variables, and this "
-                    "project's settings are not trusted yet (trust them with /trust, or "
-                    "MEWCODE_TRUST_PROJECT=1 for headless runs)",
-                    path=str(layer.path),
-                    line=layer.line_of(("providers", name)),
-                    field=f"providers.{name}",
-                )
-                continue
-            drafts.setdefault(name, _Draft(name)).overlay(layer, env)
-    built = {name: draft.build(env) for name, draft in drafts.items()}
-    return built, {k: v for k, v in held.items() if k not in built}
-
-
 def _may_hold_deny_rules(path: Path) -> bool:
     """Whether a file that could not be loaded mentions deny rules at all."""
     try:
         return "deny" in path.read_text(encoding="utf-8", errors="replace").lower()
     except OSError:
         return False
-
-
-def _merge_sandbox(
-    layers: list[Layer],
-    root: Path,
-    project: Path,
-    allowed: Callable[[TrustItem | None], bool],
-    user_base: Path | None,
-    user_path: Path | None,
-    warnings: list[ConfigError],
-) -> SandboxSettings:
-    """The sandbox settings; a relative ``allow_write`` is taken from the
-    root (project file) or the home folder (``user_base``, user file)."""
-    enabled, network = True, "on"
-    writable: list[Path] = []
-    sockets: list[Path] = []
-    ignored: list[str] = []
-    for layer in layers:
-        section = layer.file.sandbox
-        fields = section.model_fields_set
-        if "allow_unix_sockets" in fields and section.allow_unix_sockets:
-            if layer.path != user_path:
-                warnings.append(
-                    ConfigError(
-                        "sandbox.allow_unix_sockets is read from ~/.mewcode/config.yaml only "
-                        "(a project cannot open your sockets to commands); it is ignored",
-                        path=str(layer.path),
-                        line=layer.line_of(("sandbox", "allow_unix_sockets")),
-                        field="sandbox.allow_unix_sockets",
-                    )
-                )
-            else:
-                home = user_base or layer.path.parent
-                for entry in section.allow_unix_sockets:
-                    path = Path(os.path.expanduser(entry))
-                    sockets.append(Path(os.path.abspath(home / path)))
-        held: dict[str, TrustItem] = {}
-        if layer.path == project:
-            # the items of exactly these validated values: what is trusted is what applies
-            held = {i.name: i for i in sandbox_items(PROJECT_CONFIG, section, network)}
-        if "enabled" in fields and section.enabled is not None:
-            if not allowed(held.get("enabled")):
-                ignored.append(f"{layer.path}: sandbox.enabled: false")
-            else:
-                enabled = section.enabled
-        if "network" in fields and section.network is not None:
-            if not allowed(held.get("network")):
-                ignored.append(f"{layer.path}: sandbox.network: on")
-            else:
-                network = section.network
-        base = root if layer.path == project else (user_base or layer.path.parent)
-        for entry in section.allow_write:
-            if not allowed(held.get(f"allow_write:{entry}")):
-                ignored.append(f"{layer.path}: sandbox.allow_write: {entry}")
-                continue
-            path = Path(os.path.expanduser(entry))
-            writable.append(Path(os.path.realpath(path if path.is_absolute() else base / path)))
-    return SandboxSettings(
-        enabled=enabled,
-        network=network,  # type: ignore[arg-type]
-        allow_write=tuple(dict.fromkeys(writable)),
-        allow_unix_sockets=tuple(dict.fromkeys(sockets)),
-        ignored=tuple(ignored),
-    )
-
-
-def _env_providers(env: Mapping[str, str]) -> dict[str, ConfiguredProvider]:
-    out: dict[str, ConfiguredProvider] = {}
-    for protocol in ("anthropic", "openai"):
-        key = env.get(ENV_API_KEY[protocol])
-        if key:
-            out[protocol] = ConfiguredProvider(
-                name=protocol,
-                protocol=protocol,
-                model=default_model(protocol),
-                base_url=env.get(ENV_BASE_URL[protocol]) or None,
-                api_key=SecretStr(key),
-                origin=f"environment ({ENV_API_KEY[protocol]})",
-            )
-    return out
 
 
 def _rules(layer: Layer) -> list[ConfiguredRule]:

@@ -8,6 +8,10 @@ core that imports it, and only when a server is started).
   loss.
 * ``connection``: one server: connect within a budget, list and call tools
   with a timeout, restart after a loss.
+* ``tool_listing``: every page of a server's tool list, and the stream that
+  says it changed.
+* ``failures``: whether an SDK error means the server is gone, and one line
+  saying what went wrong.
 * ``adapt``: MCP tools as ``Tool``s (``mcp__<server>__<tool>``) and results
   as ``ToolOutput``s (text, images, embedded resources).
 * ``toolset``: ``McpToolset``, all of a session's servers as one ``Toolset``.

@@ -19,7 +19,6 @@ retried only if the tool is read-only.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -31,9 +30,6 @@ import httpx2
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
-    CONNECTION_CLOSED,
-    INTERNAL_ERROR,
-    INVALID_REQUEST,
     REQUEST_TIMEOUT,
     Implementation,
     ToolListChangedNotification,
@@ -44,7 +40,9 @@ from pydantic import ValidationError
 from ..config import McpServerConfig
 from ..errors import ToolError
 from ..events import AgentEvent, Notice
+from .failures import ServerLost, describe_failure, is_lost, root_cause
 from .launch import StdioLaunch
+from .tool_listing import list_tools, listen_for_list_changes, tool_key
 from .transport import open_transport
 
 __all__ = ["MAX_RESTARTS_IN_A_ROW", "Connection", "State"]
@@ -60,7 +58,6 @@ State = Literal["connecting", "connected", "lost", "failed", "stopped"]
 
 MAX_RESTARTS_IN_A_ROW = 3
 _BACKOFF = (0.0, 0.5, 1.0)  # before the 1st, 2nd, 3rd restart in a row
-_RELIST_PAGES = 100
 _STOP_GRACE = 1.0  # after a stop was requested and the deadline passed: cancel, then wait this long
 
 
@@ -153,7 +150,7 @@ class Connection:
             return
         except Exception as exc:
             self._abandon(runner)
-            self._set("failed", _describe(exc) + self._log_suffix(exc))
+            self._set("failed", describe_failure(exc) + self._log_suffix(exc))
             return
         self.tools = started.tools
         self.protocol, self.server_info = started.protocol, started.server_info
@@ -230,7 +227,7 @@ class Connection:
                     client_info=Implementation(name=name, version=version),
                     message_handler=on_message,
                 ) as client:
-                    tools = await _list_tools(client)
+                    tools = await list_tools(client)
                     info = client.server_info
                     started = _Started(
                         tools=tools,
@@ -243,14 +240,14 @@ class Connection:
                     ready.set_result(started)
                     async with anyio.create_task_group() as tg:
                         if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                            tg.start_soon(_listen, client, runner.relist)
+                            tg.start_soon(listen_for_list_changes, client, runner.relist)
                         await self._serve(runner, client)
                         tg.cancel_scope.cancel()
         except Exception as exc:
             if not ready.done():
                 ready.set_exception(exc)
             elif not runner.stop.is_set():
-                self._lost(runner, _describe(exc))
+                self._lost(runner, describe_failure(exc))
         finally:
             runner.client = None
             if not ready.done():  # cut short while connecting
@@ -274,11 +271,11 @@ class Connection:
                 return
             runner.relist.clear()
             try:
-                tools = await _list_tools(client)
+                tools = await list_tools(client)
             except Exception as exc:  # the server is gone or broken: the next call finds out
-                self._lost(runner, _describe(exc))
+                self._lost(runner, describe_failure(exc))
                 return
-            if [_key(t) for t in tools] != [_key(t) for t in self.tools]:
+            if [tool_key(t) for t in tools] != [tool_key(t) for t in self.tools]:
                 self.tools = tools
                 self._set(self.state, self.error, tools_changed=True)
 
@@ -310,7 +307,7 @@ class Connection:
         runner, client = await self._ready(emit)
         try:
             result = await self._call(client, tool, args)
-        except _Lost as lost:
+        except ServerLost as lost:
             self._lost(runner, lost.reason)
             if not read_only:
                 raise ToolError(
@@ -321,7 +318,7 @@ class Connection:
             runner, client = await self._ready(emit)
             try:
                 result = await self._call(client, tool, args)
-            except _Lost as again:
+            except ServerLost as again:
                 self._lost(runner, again.reason)
                 raise ToolError(
                     f"MCP server {self.name!r} stopped again while running {tool} ({again.reason})."
@@ -339,8 +336,8 @@ class Connection:
                     "(the server was asked to cancel it). Set `timeout` for this server in the "
                     "config if it needs longer."
                 ) from None
-            if _is_lost(exc, http=self.launch is None):
-                raise _Lost(_describe(exc)) from None
+            if is_lost(exc, http=self.launch is None):
+                raise ServerLost(describe_failure(exc)) from None
             raise ToolError(
                 f"MCP server {self.name!r} refused the call to {tool}: {exc.message} "
                 f"(error {exc.code})"
@@ -356,7 +353,7 @@ class Connection:
             anyio.BrokenResourceError,
             anyio.ClosedResourceError,
         ) as exc:
-            raise _Lost(_describe(exc)) from None
+            raise ServerLost(describe_failure(exc)) from None
 
     async def _ready(self, emit: Callable[[AgentEvent], None]) -> tuple[_Runner, Client]:
         """The live run and its client, starting the server again first if it was lost."""
@@ -418,88 +415,6 @@ class Connection:
         return str(self.launch.log_path) if self.launch is not None else "the server's own logs"
 
     def _log_suffix(self, exc: BaseException) -> str:
-        if self.launch is None or isinstance(_root_cause(exc), FileNotFoundError):
+        if self.launch is None or isinstance(root_cause(exc), FileNotFoundError):
             return ""
         return f"; see {self.launch.log_path}"
-
-
-class _Lost(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-async def _list_tools(client: Client) -> list[Any]:
-    tools: list[Any] = []
-    cursor: str | None = None
-    for _ in range(_RELIST_PAGES):
-        page = await client.list_tools(cursor=cursor, cache_mode="refresh")
-        tools += page.tools
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools
-
-
-async def _listen(client: Client, relist: asyncio.Event) -> None:
-    """On a 2026-07-28 connection, list changes arrive on a listen stream."""
-    with contextlib.suppress(Exception):
-        async with client.listen(tools_list_changed=True) as sub:
-            async for _ in sub:
-                relist.set()
-
-
-def _key(tool: Any) -> str:
-    return tool.model_dump_json(by_alias=True, exclude_none=True)
-
-
-def _is_lost(exc: MCPError, *, http: bool) -> bool:
-    """Whether ``exc`` means the connection is gone (rather than the server
-    refusing this one call)."""
-    if exc.code == CONNECTION_CLOSED and exc.message == "Connection closed":  # the SDK's own
-        return True
-    if not http:
-        return False
-    # The server no longer knows our session (it restarted, or expired it): the
-    # SDK reports a 404 as "Session terminated"; servers answering 400 say so in
-    # their own words, or with a body the SDK cannot read as JSON-RPC.
-    message = exc.message.lower()
-    if exc.code == INVALID_REQUEST and message == "session terminated":
-        return True
-    if exc.code == INTERNAL_ERROR and message == "server returned an error response":
-        return True
-    return "not initialized" in message or (
-        "session" in message and any(w in message for w in _LOST_SESSION_WORDS)
-    )
-
-
-_LOST_SESSION_WORDS = ("no valid", "invalid", "unknown", "not found", "expired")
-
-
-def _root_cause(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _describe(exc: BaseException) -> str:
-    """One line for a failure, unwrapping the SDK's task-group exception groups."""
-    exc = _root_cause(exc)
-    if isinstance(exc, FileNotFoundError):
-        return f"command not found: {exc.filename or exc}"
-    if isinstance(exc, PermissionError):
-        return f"cannot run the command: {exc.strerror or exc}"
-    if isinstance(exc, MCPError):
-        if exc.code == CONNECTION_CLOSED and exc.message == "Connection closed":
-            return "the server closed the connection"
-        if exc.code == INTERNAL_ERROR and exc.message == "Server returned an error response":
-            return "the server answered with an HTTP error (its session may have ended)"
-        return f"{exc.message} (error {exc.code})"
-    if isinstance(exc, httpx2.HTTPStatusError):
-        return f"HTTP {exc.response.status_code} from {exc.request.url}"
-    if isinstance(exc, httpx2.HTTPError):
-        return f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, TimeoutError):
-        return "timed out"
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
