@@ -17,20 +17,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("mewcode_kernel", "magics")
 LIMIT = 500
 
-# Temporary: the agent/session core is being split (issue 21, items 2-6) by
-# the lead, who empties this set as each file comes under the limit (the
-# test below fails for an entry that is no longer needed). Nothing else may
-# be added here.
-STILL_OVER = frozenset(
-    {
-        "mewcode_kernel/core/agent_session.py",
-        "mewcode_kernel/core/agent/loop.py",
-        "mewcode_kernel/core/subagents/runner.py",
-        "magics/controller.py",
-    }
-)
-
-
 def line_count(path: Path) -> int:
     return len(path.read_bytes().splitlines())
 
@@ -52,14 +38,8 @@ def oversized(root: Path) -> dict[str, int]:
 
 
 def test_no_module_is_over_the_limit() -> None:
-    over = {rel: n for rel, n in oversized(ROOT).items() if rel not in STILL_OVER}
-    assert not over, f"split these into modules named for what they hold: {over}"
-
-
-def test_the_allowlist_holds_only_files_still_over_the_limit() -> None:
     over = oversized(ROOT)
-    done = sorted(rel for rel in STILL_OVER if rel not in over)
-    assert not done, f"now at most {LIMIT} lines (or gone): remove from STILL_OVER: {done}"
+    assert not over, f"split these into modules named for what they hold: {over}"
 
 
 def test_the_scan_sees_every_module_of_both_packages() -> None:
