@@ -77,7 +77,7 @@ def _held(arrived: threading.Event, release: threading.Event, text: str) -> Any:
 
 
 def test_background_returns_at_once_and_finishes_later(
-    kernel: Kernel, script: ScriptedServer
+    kernel: Kernel, script: ScriptedServer, project: Path
 ) -> None:
     arrived, release = threading.Event(), threading.Event()
     script.add(_held(arrived, release, "Background done."), reply(text="Foreground meanwhile."))
@@ -99,6 +99,13 @@ def test_background_returns_at_once_and_finishes_later(
     ]
     assert later and later[-1]["data"]["text/markdown"] == "Background done."
     assert later[-1]["metadata"]["mewcode"]["stop_reason"] == "end_turn"
+    # recorded where it was launched, though /clear (--new) moved the session on meanwhile
+    tables = list((project / ".mewcode" / "sessions").glob("*/tasks.jsonl"))
+    holding = [t for t in tables if "A long task." in t.read_text()]
+    assert len(holding) == 1  # the session of the cell that launched it
+    records = [json.loads(line) for line in holding[0].read_text().splitlines()]
+    mine = [r for r in records if r["name"] == "A long task."]
+    assert mine and mine[-1]["state"] == "completed"
 
 
 def test_a_background_turn_is_recorded_in_the_task_table(
@@ -109,7 +116,7 @@ def test_a_background_turn_is_recorded_in_the_task_table(
     kernel.ok("import magics\nawait magics.wait_background()", timeout=BOUND)
     tables = list((project / ".mewcode" / "sessions").glob("*/tasks.jsonl"))
     records = [json.loads(line) for table in tables for line in table.read_text().splitlines()]
-    turns = [r for r in records if r["kind"] == "turn"]
+    turns = [r for r in records if r["kind"] == "turn" and r["name"] == "A task."]
     assert turns and turns[-1]["state"] == "completed" and turns[-1]["result"] == "Recorded."
     assert {r["state"] for r in turns} >= {"running", "completed"}
 

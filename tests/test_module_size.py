@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("mewcode_kernel", "magics")
 LIMIT = 500
 
+
 def line_count(path: Path) -> int:
     return len(path.read_bytes().splitlines())
 

@@ -28,12 +28,13 @@ class TaskRecorder:
     def __init__(self, manager: TaskManager, session_dir: Callable[[], Path | None]) -> None:
         self.manager = manager
         self._session_dir = session_dir
-        self._tracked: set[str] = set()
+        self._tracked: dict[str, Path | None] = {}  # task id -> where it is recorded
         self._unsubscribe: Callable[[], None] | None = manager.subscribe(self._on_update)
 
     def track(self, task_id: str) -> None:
-        """Record this task from now on (and now)."""
-        self._tracked.add(task_id)
+        """Record this task from now on (and now), in the session's folder of
+        this moment (it stays there after ``/clear`` moved on)."""
+        self._tracked[task_id] = self._session_dir()
         info = self.manager.get(task_id)
         if info is not None:
             self._write(info)
@@ -48,7 +49,7 @@ class TaskRecorder:
         restored = []
         for record in latest.values():
             info = self.manager.restore(_info(record))
-            self._tracked.add(info.id)
+            self._tracked[info.id] = directory
             restored.append(info)
         return restored
 
@@ -62,7 +63,7 @@ class TaskRecorder:
             self._write(update.task)
 
     def _write(self, info: TaskInfo) -> None:
-        directory = self._session_dir()
+        directory = self._tracked.get(info.id) or self._session_dir()
         if directory is not None:
             task_table(directory).append(_record(info))
 
