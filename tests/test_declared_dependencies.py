@@ -33,6 +33,9 @@ STRING_IMPORTS = frozenset({"import_module", "importorskip", "find_spec", "__imp
 
 RUNTIME = ("mewcode_kernel", "magics", "examples")
 TESTING = ("tests", "notebooks", "benchmarks")
+# a folder of the packages that may also import what an optional extra declares
+# (it is imported only when that feature is on: tests/test_telemetry_off.py)
+OPTIONAL = {"mewcode_kernel/core/telemetry": "otel"}
 
 
 def normalize(name: str) -> str:
@@ -149,7 +152,29 @@ def test_the_packages_and_examples_import_only_declared_dependencies(
     pyproject: dict[str, object], distributions: Mapping[str, list[str]]
 ) -> None:
     missing = undeclared(ROOT, RUNTIME, declared(pyproject), distributions)
+    for folder, extra in OPTIONAL.items():
+        still = undeclared(ROOT, [folder], declared(pyproject, extra), distributions)
+        for name in list(missing):
+            kept = [w for w in missing[name] if not w.startswith(f"{folder}/") or name in still]
+            if kept:
+                missing[name] = kept
+            else:
+                del missing[name]
     assert not missing, f"declare in [project].dependencies: {missing}"
+
+
+def test_only_the_optional_folders_import_their_extras(
+    pyproject: dict[str, object], distributions: Mapping[str, list[str]]
+) -> None:
+    for folder, extra in OPTIONAL.items():
+        extras_only = declared(pyproject, extra) - declared(pyproject)
+        assert extras_only, f"the {extra} extra declares nothing of its own"
+        elsewhere = undeclared(ROOT, RUNTIME, declared(pyproject), distributions)
+        outside = {
+            name: [w for w in wheres if not w.startswith(f"{folder}/")]
+            for name, wheres in elsewhere.items()
+        }
+        assert not {k: v for k, v in outside.items() if v}, outside
 
 
 def test_the_tests_import_only_what_the_test_extras_declare(

@@ -42,7 +42,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"providers"}),
     frozenset({"tools"}),
     frozenset({"permission", "mcp"}),
-    frozenset({"context", "session", "skills", "tasks", "hooks", "checkpoints"}),
+    frozenset({"context", "session", "skills", "tasks", "hooks", "checkpoints", "telemetry"}),
     frozenset({"agent"}),
     frozenset({"subagents"}),
     frozenset({"agent_context", "agent_safety", "session_log", "session_hooks"}),

@@ -165,7 +165,11 @@ async def test_anthropic_529_then_success() -> None:
     events = await collect(anthropic(server, policy(sleeps)))
     retry = events[0]
     assert retry == RetryScheduled(
-        attempt=2, max_attempts=4, delay=1.0, reason="HTTP 529 overloaded_error: Overloaded"
+        attempt=2,
+        max_attempts=4,
+        delay=1.0,
+        reason="HTTP 529 overloaded_error: Overloaded",
+        status=529,
     )
     assert sleeps.calls == [1.0]
     assert len(server.requests) == 2
@@ -331,7 +335,7 @@ async def test_openai_503_then_success() -> None:
     )
     events = await collect(openai(server, policy(sleeps)))
     assert events[0] == RetryScheduled(
-        attempt=2, max_attempts=4, delay=1.0, reason="HTTP 503 server_error: busy"
+        attempt=2, max_attempts=4, delay=1.0, reason="HTTP 503 server_error: busy", status=503
     )
     assert_openai_ok(events)
 

@@ -121,6 +121,7 @@ class AgentSession:
         self.catalog, self.skills, self.subagents = parts.catalog, parts.skills, parts.subagents
         self.safety, self.log, self.checkpoints = parts.safety, parts.log, parts.checkpoints
         self.lifecycle, self.context = parts.lifecycle, parts.context
+        self.telemetry = parts.telemetry  # each turn's events pass through it (core.telemetry)
         self._hooks = SessionHooks(self.lifecycle, self.notify, self.subagents.run_for_hook)
         #: the session's agent, built whole, and rebuilt when what it is made of changes
         self.agents = parts.agents
@@ -221,9 +222,6 @@ class AgentSession:
         """Something to tell the person before the next turn."""
         self._pending_notices.append(notice)
 
-    def _notify_all(self, problems: Any) -> None:
-        self._pending_notices += [Notice(level="warning", message=str(p)) for p in problems]
-
     def trust_project(self, shown: ProjectTrust | None = None) -> ProjectTrust:
         """The person trusts the project's settings (exactly those ``shown`` to
         them on a card; else those on disk now): remember it and apply them
@@ -292,7 +290,7 @@ class AgentSession:
             "transcript_path": str(writer.conversation_path) if writer else "",
         }
 
-    async def run(
+    def run(
         self,
         prompt: str,
         *,
@@ -300,8 +298,12 @@ class AgentSession:
         origin: Mapping[str, Any] | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """Run one user turn; every message is on disk as soon as it exists.
-        ``origin`` says where it came from (a notebook cell's execution count
-        and id), kept with the turn's checkpoint for ``/rewind cell N``."""
+        ``origin`` (a cell's execution count and id) is kept for ``/rewind cell N``."""
+        return self.telemetry.turn(prompt, self._turn(prompt, max_turns, origin))
+
+    async def _turn(
+        self, prompt: str, max_turns: int | None, origin: Mapping[str, Any] | None
+    ) -> AsyncIterator[AgentEvent]:
         self.state.cancelled_turn = None
         prompt, lone = scrub_surrogates(prompt)
         if lone:
@@ -338,7 +340,8 @@ class AgentSession:
         if len(self.conversation):
             async for event in self._prepare(check_size=False):
                 yield event
-        async for event in self.context.compact(self.conversation, instructions):
+        events = self.context.compact(self.conversation, instructions)
+        async for event in self.telemetry.compaction(events):
             yield event
 
     def remember(self, note: str, *, scope: Scope = "project") -> MemoryNote:
@@ -483,6 +486,7 @@ class AgentSession:
         its toolsets, its file and its provider (a replay checks for drift here)."""
         try:
             await self._end("exit")
+            self.telemetry.close()
             await self._hooks.aclose()
             self.subagents.close()
             self.task_records.close()

@@ -74,6 +74,7 @@ class RetryScheduled:
     max_attempts: int
     delay: float
     reason: str
+    status: int | None = None  # the provider's HTTP status, when the failure had one
 
 
 @dataclass(**_EV)
@@ -107,18 +108,24 @@ ModelEvent = (
 
 @dataclass(**_EV)
 class ModelRequestStarted:
+    """A model request is about to be sent: the ``turn``-th of this user
+    turn, asking for ``model`` (``""``: the provider's own)."""
+
     kind: Literal["model_request_started"] = field(default="model_request_started", init=False)
     turn: int
+    model: str = ""
 
 
 @dataclass(**_EV)
 class AssistantMessage:
-    """The model's message for one round, as appended to the conversation."""
+    """The model's message for one round, as appended to the conversation;
+    ``model``: the model that answered, as the provider named it."""
 
     kind: Literal["assistant_message"] = field(default="assistant_message", init=False)
     message: Message
     stop_reason: str
     usage: Usage
+    model: str = ""
 
 
 @dataclass(**_EV)
@@ -237,7 +244,8 @@ class PostCompact:
 
 @dataclass(**_EV)
 class TurnDone:
-    """The end of a user turn. ``reason``: end_turn, max_turns, cancelled, error, refusal, ..."""
+    """The end of a user turn. ``reason``: end_turn, max_turns, cancelled, error, refusal, ...;
+    ``status``: the provider's HTTP status when a failed model request ended it."""
 
     kind: Literal["turn_done"] = field(default="turn_done", init=False)
     reason: str
@@ -246,6 +254,7 @@ class TurnDone:
     session_usage: Usage
     model_turns: int
     error: str | None = None
+    status: int | None = None
 
 
 AgentEvent = (

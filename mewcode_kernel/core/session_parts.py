@@ -24,6 +24,7 @@ from .context import DEFAULT_WINDOW, ContextManager, ContextPolicy
 from .conversation import Conversation
 from .events import Notice
 from .lifecycle import Lifecycle, LifecycleDispatcher, NullDispatcher
+from .messages import ToolUseBlock
 from .permission import ApprovalHandler, AuditRecord, Mode, PermissionGate
 from .prompt import PromptAssembler
 from .providers.base import Provider
@@ -33,7 +34,9 @@ from .session_log import SessionLog
 from .skills import SkillCatalog, SkillsToolset
 from .subagents import AgentCatalog, SubagentRunner, load_catalog, subagent_toolset
 from .tasks import TaskManager, TaskRecorder
+from .telemetry import ModelInfo, Telemetry, WatchedSession, session_telemetry
 from .tools import ToolRegistry, Toolset, builtin_tools
+from .tools.base import FileChange
 from .trust import ProjectTrust
 
 __all__ = ["PartsHost", "SessionParts", "build_parts"]
@@ -78,6 +81,7 @@ class SessionParts:
     agents: SessionAgent
     context: SessionContext
     notices: list[Notice]
+    telemetry: Telemetry
 
 
 def build_parts(
@@ -167,9 +171,45 @@ def build_parts(
         notices=notices,
         on_prompt=host.set_system_prompt,
     )
+    telemetry = session_telemetry(
+        config.telemetry, _watched(host, log, safety, catalog, subagents), tasks=manager
+    )
+    notices += telemetry.notices()
     return SessionParts(
         state=state, tasks=manager, owns_tasks=tasks is None, task_records=task_records,
         approvals=approvals, catalog=catalog, safety=safety, log=log, checkpoints=checkpoints,
         skills=skills, lifecycle=lifecycle, subagents=subagents, agents=agents,
-        context=session_context, notices=notices,
+        context=session_context, notices=notices, telemetry=telemetry,
     )  # fmt: skip
+
+
+def _watched(
+    host: PartsHost,
+    log: SessionLog,
+    safety: SessionSafety,
+    catalog: AgentCatalog,
+    subagents: SubagentRunner,
+) -> WatchedSession:
+    """What telemetry reads of the session, read when it asks (the agent, its
+    provider and mode change between cells)."""
+
+    def model() -> ModelInfo:
+        provider, settings = host.agent.provider, host.settings
+        system = settings.protocol if settings is not None else provider.name
+        return ModelInfo(system=system, provider=provider.name, model=provider.model)
+
+    def change(call: ToolUseBlock) -> FileChange | None:
+        agent = host.agent
+        tool = agent.tools.get(call.name)
+        return tool.change(agent.context_for(call), call.input) if tool is not None else None
+
+    return WatchedSession(
+        session_id=lambda: log.id,
+        mode=lambda: host.agent.gate.mode,
+        model=model,
+        tool=lambda name: host.agent.tools.get(name),
+        agent_known=lambda name: catalog.resolve(name) is not None,
+        change=change,
+        owns_task=lambda task_id: task_id in subagents.task_ids(),
+        redact=safety.redactor.redact,
+    )

@@ -39,6 +39,21 @@ PROVIDER_ENV_VARS: tuple[str, ...] = (
     "MEWCODE_GITHUB_RAW_URL",
     "MEWCODE_SKILL_INSTALL_TIMEOUT",
     "MEWCODE_TRUST_PROJECT",
+    # telemetry: whether and where a session exports, what it includes, whose trace
+    "MEWCODE_ENABLE_TELEMETRY",
+    "MEWCODE_OTEL_LOG_TOOL_DETAILS",
+    "OTEL_LOG_USER_PROMPTS",
+    "OTEL_SDK_DISABLED",
+    "OTEL_SERVICE_NAME",
+    "OTEL_RESOURCE_ATTRIBUTES",
+    "TRACEPARENT",
+    "TRACESTATE",
+    *(f"OTEL_{signal}_EXPORTER" for signal in ("TRACES", "METRICS", "LOGS")),
+    *(
+        f"OTEL_EXPORTER_OTLP{signal}_{what}"
+        for signal in ("", "_TRACES", "_METRICS", "_LOGS")
+        for what in ("ENDPOINT", "PROTOCOL", "HEADERS")
+    ),
 )
 """Never inherited by a test: the developer's keys, endpoints and MewCode settings."""
 

@@ -300,7 +300,13 @@ class Agent:
                 yield shown_event
 
     def done(
-        self, reason: str, text: str, usage: Usage, turns: int, error: str | None = None
+        self,
+        reason: str,
+        text: str,
+        usage: Usage,
+        turns: int,
+        error: str | None = None,
+        status: int | None = None,
     ) -> TurnDone:
         return TurnDone(
             reason=reason,
@@ -309,4 +315,5 @@ class Agent:
             session_usage=self.state.usage,
             model_turns=turns,
             error=error,
+            status=status,
         )

@@ -67,7 +67,13 @@ class TurnHost(RoundHost, Protocol):
     def relay_compaction(self, events: AsyncIterator[AgentEvent]) -> AsyncIterator[AgentEvent]: ...
 
     def done(
-        self, reason: str, text: str, usage: Usage, turns: int, error: str | None = None
+        self,
+        reason: str,
+        text: str,
+        usage: Usage,
+        turns: int,
+        error: str | None = None,
+        status: int | None = None,
     ) -> TurnDone: ...
 
 
@@ -168,7 +174,7 @@ class Turn:
                 if managed:
                     request = agent.build_request(self.conversation)
             agent.state.model_turns += 1
-            yield ModelRequestStarted(turn=self.turn)
+            yield ModelRequestStarted(turn=self.turn, model=request.model or "")
             done: ResponseDone | None = None
             self.partial.clear()
             self._begin_response(request)
@@ -194,7 +200,7 @@ class Turn:
                 self.partial.clear()
                 self._count(self.reported)
                 self.in_flight = None
-                async for event in self._stream_failed(str(exc)):
+                async for event in self._stream_failed(str(exc), exc.status):
                     yield event
                 return
             self.partial.clear()
@@ -216,7 +222,9 @@ class Turn:
                     self.final_text = message.text
             if agent.context is not None:
                 agent.context.observe(done.usage, len(self.conversation))
-            yield AssistantMessage(message=message, stop_reason=done.stop_reason, usage=done.usage)
+            yield AssistantMessage(
+                message=message, stop_reason=done.stop_reason, usage=done.usage, model=done.model
+            )
 
             calls = message.tool_uses
             if not calls:
@@ -286,7 +294,9 @@ class Turn:
         for shown_event in outcome.events:
             yield shown_event
 
-    async def _stream_failed(self, message: str) -> AsyncIterator[AgentEvent]:
+    async def _stream_failed(
+        self, message: str, status: int | None = None
+    ) -> AsyncIterator[AgentEvent]:
         agent = self.agent
         yield Notice(level="error", message=message)
         outcome = await agent.lifecycle.fire(
@@ -294,7 +304,9 @@ class Turn:
         )
         for shown_event in outcome.events:
             yield shown_event
-        yield agent.done("error", self.final_text, self.usage, self.turn, error=message)
+        yield agent.done(
+            "error", self.final_text, self.usage, self.turn, error=message, status=status
+        )
 
     async def _stop(self, reason: str) -> AsyncIterator[AgentEvent]:
         if reason not in _NATURAL_ENDS:

@@ -27,6 +27,7 @@ from .resolved import (
     SandboxSettings,
     SubagentSettings,
     TaskSettings,
+    TelemetrySettings,
 )
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "SandboxSettings",
     "SubagentSettings",
     "TaskSettings",
+    "TelemetrySettings",
     "default_context_window",
     "default_max_tokens",
     "load_config",

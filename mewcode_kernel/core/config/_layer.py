@@ -159,6 +159,30 @@ def _absorb_errors(
             )
             data["sandbox"] = {}
             continue
+        if section == "telemetry" and isinstance(data.get("telemetry"), dict) and len(loc) >= 2:
+            # a privacy setting that cannot be read is left out: nothing more is exported
+            warnings.append(
+                ConfigError(
+                    f"{message}; telemetry.{loc[1]} was ignored (it stays off)",
+                    path=path,
+                    line=line,
+                    field=where,
+                )
+            )
+            to_drop.append(loc[:2])
+            continue
+        if section == "telemetry" and len(loc) == 1:
+            warnings.append(
+                ConfigError(
+                    f"'telemetry' must be a mapping of settings, not {data['telemetry']!r}; "
+                    "it was ignored (telemetry stays off)",
+                    path=path,
+                    line=line,
+                    field=where,
+                )
+            )
+            data["telemetry"] = {}
+            continue
         if (
             isinstance(section, str)
             and section in _NAMED_SECTIONS

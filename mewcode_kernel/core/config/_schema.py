@@ -30,6 +30,7 @@ __all__ = [
     "SandboxSection",
     "SubagentsSection",
     "TasksSection",
+    "TelemetrySection",
 ]
 
 WireProtocol = Literal["anthropic", "openai"]
@@ -62,6 +63,15 @@ class SubagentsSection(_Section):
     """``subagents``: how the Agent tool runs children."""
 
     foreground_timeout: PositiveFloat | None = None
+
+
+class TelemetrySection(_Section):
+    """``telemetry``: OpenTelemetry export (the user's file only). Strict
+    booleans, like the sandbox's: a string is an error, never a guess."""
+
+    enabled: StrictBool | None = None
+    log_user_prompts: StrictBool | None = None
+    log_tool_details: StrictBool | None = None
 
 
 class PermissionsSection(_Section):
@@ -178,11 +188,19 @@ class ConfigFile(_Section):
     tasks: TasksSection = Field(default_factory=TasksSection)
     subagents: SubagentsSection = Field(default_factory=SubagentsSection)
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
+    telemetry: TelemetrySection = Field(default_factory=TelemetrySection)
     mcp_env_allowlist: list[str] = Field(default_factory=list)
     env_allowlist: list[str] = Field(default_factory=list)
 
     @field_validator(
-        "providers", "mcp_servers", "permissions", "tasks", "subagents", "sandbox", mode="before"
+        "providers",
+        "mcp_servers",
+        "permissions",
+        "tasks",
+        "subagents",
+        "sandbox",
+        "telemetry",
+        mode="before",
     )
     @classmethod
     def _null_is_empty(cls, value: Any) -> Any:

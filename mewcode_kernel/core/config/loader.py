@@ -24,6 +24,8 @@ Layering rules (user first, then project on top):
 
 * ``sandbox``: the project wins per key; ``allow_write`` lists are joined;
   ``allow_unix_sockets`` is read from the user file only.
+* ``telemetry``: the user file only (a project cannot turn on export, or
+  put prompts and tool details in it).
 
 ``${VAR}`` / ``${VAR:-default}`` are expanded in provider ``api_key`` and
 ``base_url`` only, from the ``env`` mapping given. With no configured provider
@@ -58,6 +60,7 @@ from .resolved import (
     ResolvedConfig,
     SubagentSettings,
     TaskSettings,
+    TelemetrySettings,
 )
 from .trust_items import (
     TrustItem,
@@ -155,6 +158,7 @@ def load_config(
         tasks=TaskSettings(**_merged(layers, "tasks")),
         subagents=SubagentSettings(**_merged(layers, "subagents")),
         sandbox=merge_sandbox(layers, root, project, allowed, user_home(home), user_path, warnings),
+        telemetry=_telemetry(layers, user_path, warnings),
         warnings=warnings,
         unreadable_rule_files=tuple(unreadable),
     )
@@ -166,6 +170,30 @@ def _merged(layers: list[Layer], section: str) -> dict[str, Any]:
     for layer in layers:
         block = getattr(layer.file, section)
         found.update({k: getattr(block, k) for k in block.model_fields_set})
+    return found
+
+
+def _telemetry(
+    layers: list[Layer], user_path: Path | None, warnings: list[ConfigError]
+) -> TelemetrySettings:
+    """``telemetry`` from the user's file; a project's is ignored, with a warning."""
+    found = TelemetrySettings()
+    for layer in layers:
+        section = layer.file.telemetry
+        if not section.model_fields_set:
+            continue
+        if layer.path == user_path:
+            found = TelemetrySettings(**{k: getattr(section, k) for k in section.model_fields_set})
+            continue
+        warnings.append(
+            ConfigError(
+                "telemetry is read from ~/.mewcode/config.yaml only (a project cannot choose "
+                "what is exported about your sessions); it is ignored",
+                path=str(layer.path),
+                line=layer.line_of(("telemetry",)),
+                field="telemetry",
+            )
+        )
     return found
 
 

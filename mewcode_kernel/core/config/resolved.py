@@ -29,6 +29,7 @@ __all__ = [
     "SandboxSettings",
     "SubagentSettings",
     "TaskSettings",
+    "TelemetrySettings",
 ]
 
 RuleAction = Literal["allow", "ask", "deny"]
@@ -109,6 +110,16 @@ class McpServerConfig:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class TelemetrySettings:
+    """``telemetry`` in the user's file (``None``: not set there, the
+    environment decides): export on, prompts and tool details in it."""
+
+    enabled: bool | None = None
+    log_user_prompts: bool | None = None
+    log_tool_details: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class TaskSettings:
     """``tasks``: at most ``max_running`` background tasks run at once (more
     wait in a queue); a background approval nobody answers within
@@ -164,6 +175,8 @@ class ResolvedConfig:
     tasks: TaskSettings = field(default_factory=lambda: TaskSettings())
     subagents: SubagentSettings = field(default_factory=lambda: SubagentSettings())
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    #: OpenTelemetry export, from the user file only (``core.telemetry``)
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
     mcp_env_allowlist: tuple[str, ...] = ()
     #: host variables every child process (bash, hooks, MCP servers, run_python's
     #: children) inherits beyond ``child_env.DEFAULT_ALLOWLIST`` (user config only)

@@ -268,6 +268,7 @@ async def stream_with_retry(
             max_attempts=policy.max_attempts,
             delay=delay,
             reason=reason,
+            status=failure.status,
         )
         await policy.sleep(delay)
 

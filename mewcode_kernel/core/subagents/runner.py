@@ -186,7 +186,7 @@ class SubagentRunner:
             env = render_environment(await asyncio.to_thread(gather_environment, root))
             message = turn_message(request.prompt, environment=env)
         if background:
-            return self._launch(child, message, request)
+            return self._launch(child, message, request, ctx.call.id if ctx.call else "")
         return await self._foreground(ctx, child, message, request)
 
     def _child(
@@ -339,12 +339,12 @@ class SubagentRunner:
 
     # --- foreground and background ------------------------------------------------------
 
-    def _launch(self, child: _Child, message: Message, request: SubagentRequest) -> str:
+    def _launch(self, child: _Child, message: Message, req: SubagentRequest, parent: str) -> str:
         assert self.task_manager is not None
         info = self.task_manager.launch(
             lambda: child.agent.run(child.conversation, message),
-            name=child.name, kind="subagent", description=request.description,
-            role=child.definition.name, task_id=child.id,
+            name=child.name, kind="subagent", description=req.description,
+            role=child.definition.name, task_id=child.id, parent_call=parent,
         )  # fmt: skip
         self._register(child)
         return status_line(info, "async_launched")
@@ -371,7 +371,7 @@ class SubagentRunner:
                 try:
                     item = await asyncio.wait_for(queue.get(), max(deadline - loop.time(), 0))
                 except TimeoutError:
-                    return self._adopt(child, queue, runner, seen, request)
+                    return self._adopt(child, queue, runner, seen, request, ctx.call)
                 if item is _END:
                     break
                 seen.append(item)
@@ -393,6 +393,7 @@ class SubagentRunner:
         runner: asyncio.Future[None],
         seen: list[AgentEvent],
         request: SubagentRequest,
+        call: ToolUseBlock | None,
     ) -> str:
         assert self.task_manager is not None
 
@@ -410,6 +411,7 @@ class SubagentRunner:
         info = self.task_manager.adopt(
             rest, name=child.name, kind="subagent", description=request.description,
             role=child.definition.name, seen=seen, task_id=child.id,
+            parent_call=call.id if call is not None else "",
         )  # fmt: skip
         self._register(child)
         return status_line(info, "timed_out_to_background")

@@ -49,7 +49,8 @@ Work = Callable[[], AsyncIterator[AgentEvent]]
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TaskInfo:
-    """A snapshot of one task."""
+    """A snapshot of one task. ``parent_call``: the id of the tool call that
+    launched it (a background subagent's ``Agent`` call; ``""``: none)."""
 
     id: str
     name: str
@@ -66,6 +67,7 @@ class TaskInfo:
     last_activity_at: float | None = None
     result: str = ""
     error: str | None = None
+    parent_call: str = ""
 
     @property
     def finished(self) -> bool:
@@ -153,6 +155,7 @@ class TaskManager:
         role: str = "",
         on_event: Callable[[AgentEvent], Any] | None = None,
         task_id: str | None = None,
+        parent_call: str = "",
     ) -> TaskInfo:
         """Start ``work`` now, or queue it if ``max_running`` tasks are running.
         ``task_id`` reuses an id chosen earlier (it must be new here)."""
@@ -160,7 +163,7 @@ class TaskManager:
             task_id = self._claim(task_id)
             info = TaskInfo(
                 id=task_id, name=name, kind=kind, description=description, state="queued",
-                role=role, launched_at=self._clock(),
+                role=role, launched_at=self._clock(), parent_call=parent_call,
             )  # fmt: skip
             self._tasks[task_id] = _Task(info, work, on_event)
             self._queue.append(task_id)
@@ -179,6 +182,7 @@ class TaskManager:
         seen: list[AgentEvent] | None = None,
         on_event: Callable[[AgentEvent], Any] | None = None,
         task_id: str | None = None,
+        parent_call: str = "",
     ) -> TaskInfo:
         """Own work that is already running (it is not queued: it runs now);
         ``seen`` are the events it produced before, counted in its totals."""
@@ -187,7 +191,7 @@ class TaskManager:
             now = self._clock()
             info = TaskInfo(
                 id=task_id, name=name, kind=kind, description=description, state="running",
-                role=role, launched_at=now, started_at=now,
+                role=role, launched_at=now, started_at=now, parent_call=parent_call,
             )  # fmt: skip
             task = self._tasks[task_id] = _Task(info, work, on_event)
             self.peak_running = max(self.peak_running, self.running)
