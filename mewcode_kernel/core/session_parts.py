@@ -196,7 +196,9 @@ def _watched(
     def model() -> ModelInfo:
         provider, settings = host.agent.provider, host.settings
         system = settings.protocol if settings is not None else provider.name
-        return ModelInfo(system=system, provider=provider.name, model=provider.model)
+        aliases = settings.models.values() if settings is not None else ()
+        known = frozenset({provider.model, *aliases})
+        return ModelInfo(system=system, provider=provider.name, model=provider.model, known=known)
 
     def change(call: ToolUseBlock) -> FileChange | None:
         agent = host.agent

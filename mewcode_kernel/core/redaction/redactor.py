@@ -16,16 +16,18 @@ whether it does.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from .matcher import MIN_LENGTH, Match, Matcher
 from .names import looks_secret
 from .patterns import credentials_in
 from .views import dump_tail, fold, folded_positions
 
-__all__ = ["Redactor", "Secrets", "StreamRedactor", "environment_secrets"]
+__all__ = ["Redactor", "Secrets", "StreamRedactor", "environment_secrets", "header_values"]
 
 Secrets = Mapping[str, str] | Iterable[tuple[str, str]]
 """Secrets by name: a mapping, or (name, value) pairs when a name has several."""
@@ -36,6 +38,8 @@ _SPREAD = 3
 _SLACK = 64
 _MOST_HELD = 1 << 13
 _DUMP_LINES_PER_SECRET = 8  # a dump line holds 16 bytes at least, a secret's forms 8 at most
+# a variable of HTTP headers: OTEL_EXPORTER_OTLP_HEADERS, ..._TRACES_HEADERS, X_HEADERS
+_HEADERS = re.compile(r"(?:^|_)HEADERS?$", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,15 +138,36 @@ class Redactor:
 
 def environment_secrets(env: Mapping[str, str]) -> list[tuple[str, str]]:
     """The secrets of an environment: values of variables whose names look
-    secret, and the credentials in any value."""
+    secret, the credentials in any value, and the header values of a variable
+    that holds HTTP headers (``OTEL_EXPORTER_OTLP_HEADERS``: a collector's
+    key rides there, under whatever header name the vendor chose)."""
     found: list[tuple[str, str]] = []
     for name, value in env.items():
         if not isinstance(value, str):
             continue
         if looks_secret(name):
             found.append((name, value))
+        elif _HEADERS.search(name):
+            found += [(name, v) for v in header_values(value)]
         found += [(name, c) for c in credentials_in(value)]
     return found
+
+
+def header_values(text: str) -> list[str]:
+    """The values of ``name=value,name=value`` headers (as the OTLP variables
+    write them, URL-encoded or not), and each value's credential after an
+    auth scheme (``Basic``, ``Bearer``)."""
+    values: list[str] = []
+    for item in text.split(","):
+        _, sep, raw = item.partition("=")
+        if not sep:
+            continue
+        for value in dict.fromkeys((raw.strip(), unquote(raw).strip())):
+            values.append(value)
+            scheme, _, credential = value.partition(" ")
+            if credential.strip() and scheme.isalpha():
+                values.append(credential.strip())
+    return [v for v in dict.fromkeys(values) if len(v) >= MIN_LENGTH]
 
 
 def _pairs(secrets: Secrets | None) -> list[tuple[str, str]]:

@@ -32,17 +32,16 @@ from .signals import Signals
 __all__ = ["OtelTelemetry", "caller_context"]
 
 _log = logging.getLogger(__name__)
-_told: set[str] = set()
 
 
-def _safely(what: str, fn: Callable[..., None], *args: Any) -> None:
+def _safely(told: set[str], what: str, fn: Callable[..., None], *args: Any) -> None:
     """``fn(*args)``; telemetry never breaks a turn or the task manager (a
-    failure is logged, once per kind)."""
+    failure is logged, once per kind and session, in ``told``)."""
     try:
         fn(*args)
     except Exception:
-        if what not in _told:
-            _told.add(what)
+        if what not in told:
+            told.add(what)
             _log.warning("telemetry: %s failed; the session goes on", what, exc_info=True)
 
 
@@ -67,8 +66,9 @@ class OtelTelemetry:
             for p in (*options.problems, *pipeline.problems, *problems)
         ]
         self._background: dict[str, Nested] = {}
+        self._told: set[str] = set()
         self._unsubscribe = (
-            tasks.subscribe(lambda update: _safely("a task update", self._on_task, update))
+            tasks.subscribe(lambda u: _safely(self._told, "a task update", self._on_task, u))
             if tasks is not None
             else None
         )
@@ -86,11 +86,11 @@ class OtelTelemetry:
     def turn(self, prompt: str, events: AsyncIterator[AgentEvent]) -> AsyncIterator[AgentEvent]:
         scope = self._scope
         scope.check_mode(None)
-        return _traced(Run(scope, parent=scope.root, prompt=prompt), events)
+        return _traced(Run(scope, parent=scope.root, prompt=prompt), events, self._told)
 
     def compaction(self, events: AsyncIterator[AgentEvent]) -> AsyncIterator[AgentEvent]:
         run = Run(self._scope, parent=self._scope.root, name="mewcode.compact")
-        return _traced(run, events, reason="done")
+        return _traced(run, events, self._told, reason="done")
 
     def close(self) -> None:
         if self._closed:
@@ -140,16 +140,16 @@ class OtelTelemetry:
 
 
 async def _traced(
-    run: Run, events: AsyncIterator[AgentEvent], *, reason: str = "cancelled"
+    run: Run, events: AsyncIterator[AgentEvent], told: set[str], *, reason: str = "cancelled"
 ) -> AsyncIterator[AgentEvent]:
     """``events``, each seen by ``run`` before it goes on; ``reason``: how the
     run ends when the stream ends without a ``TurnDone`` (an interrupt)."""
     try:
         async for event in events:
-            _safely("an event", run.see, event)
+            _safely(told, "an event", run.see, event)
             yield event
     finally:
-        _safely("the end of a turn", run.end, reason)
+        _safely(told, "the end of a turn", run.end, reason)
 
 
 def caller_context(options: TelemetryOptions) -> tuple[Context, list[str]]:

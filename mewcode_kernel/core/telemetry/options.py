@@ -179,21 +179,19 @@ def _endpoint(env: Mapping[str, str], signal: str, protocol: str) -> str | None:
     """The URL ``signal`` is sent to, as the OTLP exporter specification builds
     it; ``None`` when it is not an http(s) URL."""
     own = (env.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT") or "").strip()
-    if own:
-        url = own
-    else:
-        base = (env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or "").strip()
-        if protocol == "grpc":
-            url = base or _GRPC_DEFAULT
-        else:
-            url = (base or _HTTP_DEFAULT).rstrip("/") + f"/v1/{signal}"
+    base = (env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or "").strip()
+    url = own or base or (_GRPC_DEFAULT if protocol == "grpc" else _HTTP_DEFAULT)
     try:
         parts = urlsplit(url)
+        parts.port  # noqa: B018  (a port that is not a number raises here)
     except ValueError:
         return None
     if parts.scheme not in {"http", "https"} or not parts.hostname:
         return None
-    return url
+    if own or protocol == "grpc":
+        return url
+    # the signal's path goes after the base's path, before any query it has
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + f"/v1/{signal}", fragment=""))
 
 
 def shown_endpoint(url: str) -> str:

@@ -63,7 +63,7 @@ class Run:
             "mewcode.agent.name": agent,
             "mewcode.subagent": subagent,
             "gen_ai.provider.name": scrub.name(self.info.system),
-            "gen_ai.request.model": scrub.name(self.info.model),
+            "gen_ai.request.model": scrub.model_name(self.info.model, self.info.known),
         }
         if prompt is not None:
             attrs["mewcode.prompt.length"] = len(prompt)
@@ -114,7 +114,7 @@ class Run:
 
     def _model_started(self, event: Any) -> None:
         self._end_model(None, "superseded")
-        requested = scrub.name(event.model or self.info.model)
+        requested = scrub.model_name(event.model or self.info.model, self.info.known)
         system = scrub.name(self.info.system)
         self.requested = requested
         self.model = self.scope.tracer.start_span(
@@ -156,7 +156,7 @@ class Run:
         if span is None:
             return
         usage: Usage = event.usage
-        model = scrub.name(event.model, other="") or self.requested
+        model = scrub.response_model(event.model, self.requested)
         seconds = time.perf_counter() - self.request_start
         cost = scope.signals.usage(usage, model)
         attrs: dict[str, Any] = {
@@ -165,7 +165,7 @@ class Run:
             "gen_ai.usage.output_tokens": usage.output_tokens,
             "gen_ai.usage.cache_read.input_tokens": usage.cache_read_tokens,
             "gen_ai.usage.cache_creation.input_tokens": usage.cache_creation_tokens,
-            "gen_ai.response.finish_reasons": [scrub.name(event.stop_reason, other="other")],
+            "gen_ai.response.finish_reasons": [scrub.reason(event.stop_reason)],
         }
         if self.first_token is not None:
             attrs["mewcode.time_to_first_token_ms"] = round(
@@ -310,7 +310,7 @@ class Run:
             **scope.common(),
             "mewcode.hook.event": scrub.name(event.event, other="other"),
             "mewcode.hook.name": scrub.name(event.name, spaces=True, other="hook"),
-            "mewcode.hook.outcome": scrub.word(event.outcome),
+            "mewcode.hook.outcome": scrub.hook_outcome(event.outcome),
             "mewcode.hook.duration_ms": round(event.seconds * 1000, 3),
         }
         if scope.details:
@@ -356,7 +356,7 @@ class Run:
                 "gen_ai.usage.output_tokens": event.usage.output_tokens,
             }
         )
-        scope.signals.usage(event.usage, scrub.name(self.info.model))
+        scope.signals.usage(event.usage, scrub.model_name(self.info.model, self.info.known))
         if not event.ok:
             span.set_status(Status(StatusCode.ERROR, "the compaction failed"))
         body = scope.content(event.error) if scope.details and event.error else None
@@ -401,7 +401,7 @@ class Run:
             child.end("cancelled")
         self.children.clear()
         self._end_compaction()
-        reason = scrub.name(reason, other="other")
+        reason = scrub.reason(reason)
         attrs: dict[str, Any] = {"mewcode.turn.reason": reason}
         if turns is not None:
             attrs["mewcode.turn.model_requests"] = turns

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
+from ..pricing import price_of
 from ..redaction import looks_like_key, mask_credentials
 
 __all__ = [
@@ -25,7 +26,11 @@ __all__ = [
     "REDACTED",
     "attributes",
     "decision_source",
+    "hook_outcome",
+    "model_name",
     "name",
+    "reason",
+    "response_model",
     "text",
     "word",
 ]
@@ -37,6 +42,22 @@ _NAME = re.compile(r"[A-Za-z0-9_.:/@+\-]+")
 # what a hook's or a rule's name may hold: a person wrote it, so spaces too
 _LABEL = re.compile(r"[A-Za-z0-9_.:/@+\- ]+")
 _WORD = re.compile(r"[a-z_ \-]+")
+_REASONS = frozenset(
+    {
+        # the providers' (Anthropic's, OpenAI's mapped or raw)
+        "end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal",
+        "stop", "length", "tool_calls", "content_filter", "function_call",
+        "model_context_window_exceeded",
+        # the loop's and the session's
+        "max_turns", "unknown_tools", "cancelled", "error", "hook_stop", "blocked", "refused",
+        # a background task's end
+        "completed", "failed", "interrupted", "done",
+    }
+)  # fmt: skip
+_HOOK_OUTCOMES = frozenset(
+    {"passed", "failed", "blocked", "stopped", "allow", "deny", "ask", "changed input",
+     "added context", "started"}
+)  # fmt: skip
 _PERMISSION_LAYERS = frozenset(
     {"plan", "read-only", "input", "catastrophic", "sandbox", "protected", "session", "mode"}
 )
@@ -55,10 +76,43 @@ def name(
 
 
 def word(value: object, *, other: str = "other", limit: int = 40) -> str:
-    """A lower-case word or two from a fixed vocabulary (an outcome, a reason)."""
+    """A lower-case word or two (a trigger, a state)."""
     if isinstance(value, str) and 0 < len(value) <= limit and _WORD.fullmatch(value):
         return value
     return other
+
+
+def reason(value: object) -> str:
+    """Why a response or a turn ended, from the providers' and the loop's
+    vocabulary (a server's own word is ``other``)."""
+    return value if isinstance(value, str) and value in _REASONS else "other"
+
+
+def hook_outcome(value: object) -> str:
+    """A hook run's outcome, from the engine's vocabulary."""
+    return value if isinstance(value, str) and value in _HOOK_OUTCOMES else "other"
+
+
+def model_name(value: object, known: Collection[str]) -> str:
+    """A model asked for: kept when it is one the session knows (configured,
+    or priced); a name the model made up (an ``Agent`` call's ``model``) is
+    ``other``."""
+    shown = name(value, other="")
+    if shown and (shown in known or price_of(shown) is not None):
+        return shown
+    return "other" if shown or value else "unknown"
+
+
+def response_model(value: object, requested: str) -> str:
+    """The model a response names: kept when it is the requested one or a
+    version of it (``gpt-4o`` → ``gpt-4o-2024-08-06``); a server's other
+    word is not exported (it could be anything, a prompt's word too)."""
+    shown = name(value, other="")
+    if not shown or not requested:
+        return requested or "unknown"
+    if shown.startswith(requested) or requested.startswith(shown):
+        return shown
+    return "other"
 
 
 def text(value: object, redact: Callable[[str], str], *, limit: int = MAX_TEXT) -> str:

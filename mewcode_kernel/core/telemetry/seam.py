@@ -24,11 +24,13 @@ __all__ = ["ModelInfo", "NullTelemetry", "Telemetry", "WatchedSession"]
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ModelInfo:
     """Who answers: the wire protocol (``anthropic``, ``openai``: the GenAI
-    conventions' provider), the configured provider's name, its model."""
+    conventions' provider), the configured provider's name, its model, and
+    the models the session knows by configuration (its aliases')."""
 
     system: str
     provider: str
     model: str
+    known: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
