@@ -244,7 +244,9 @@ def _finished(call: ToolUseBlock, text: str = "ok") -> Any:
     from mewcode_kernel.core.events import ToolFinished
     from mewcode_kernel.core.messages import ToolResultBlock
 
-    return ToolFinished(call=call, result=ToolResultBlock(tool_use_id=call.id, content=text), duration=0.1)
+    return ToolFinished(
+        call=call, result=ToolResultBlock(tool_use_id=call.id, content=text), duration=0.1
+    )
 
 
 @pytest.mark.parametrize("finishing", [(0, 1, 2), (2, 1, 0), (1, 2, 0), (2, 0, 1)])
@@ -255,7 +257,9 @@ def test_concurrent_tools_print_in_the_order_they_were_called(finishing: tuple[i
 
     out = Captured()
     r = renderer(out)
-    calls = [ToolUseBlock(id=f"c{i}", name="read_file", input={"path": f"{i}.txt"}) for i in range(3)]
+    calls = [
+        ToolUseBlock(id=f"c{i}", name="read_file", input={"path": f"{i}.txt"}) for i in range(3)
+    ]
     for call in calls:
         r.on_event(ToolStarted(call=call))
     inner = ToolUseBlock(id="n1", name="grep", input={"pattern": "x"})
@@ -263,7 +267,12 @@ def test_concurrent_tools_print_in_the_order_they_were_called(finishing: tuple[i
     for i in finishing:
         r.on_event(_finished(calls[i]))
     r.finish(None)
-    assert out.lines == ["✓ read_file 0.txt", "  ↳ ✓ grep x", "✓ read_file 1.txt", "✓ read_file 2.txt"]
+    assert out.lines == [
+        "✓ read_file 0.txt",
+        "  ↳ ✓ grep x",
+        "✓ read_file 1.txt",
+        "✓ read_file 2.txt",
+    ]
 
 
 def test_a_cancelled_round_still_prints_what_finished() -> None:
@@ -271,7 +280,9 @@ def test_a_cancelled_round_still_prints_what_finished() -> None:
 
     out = Captured()
     r = renderer(out)
-    calls = [ToolUseBlock(id=f"c{i}", name="read_file", input={"path": f"{i}.txt"}) for i in range(2)]
+    calls = [
+        ToolUseBlock(id=f"c{i}", name="read_file", input={"path": f"{i}.txt"}) for i in range(2)
+    ]
     for call in calls:
         r.on_event(ToolStarted(call=call))
     r.on_event(_finished(calls[1]))
