@@ -15,7 +15,8 @@ import pytest
 from mewcode_kernel.core import open_session
 from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
 from mewcode_kernel.testing import collect
-from mewcode_kernel.testing.wire import ScriptedServer, reply, status
+from mewcode_kernel.testing.wire import ScriptedServer, reply, stall_after, status, usage
+from tests._mcp import fixture_entry, servers_yaml
 from tests._otlp import OtlpReceiver
 from tests._telemetry import (
     Router,
@@ -72,7 +73,7 @@ async def test_a_turn_through_the_plain_api_arrives_as_spans_metrics_and_events(
                 )
             ]
         ),
-        reply(text="Added a docstring."),
+        reply(text="Added a docstring.", usage=usage(4, 6, 2, 5)),  # a cached prompt
     ]
     with ScriptedServer(script) as server:
         project_on(root, server.base_url)
@@ -96,31 +97,34 @@ async def test_a_turn_through_the_plain_api_arrives_as_spans_metrics_and_events(
 
     chats = by_name(spans, "chat test-model")
     assert len(chats) == 3
+    cached = chats.pop().attributes  # the last request read most of its prompt from the cache
+    assert (cached["gen_ai.usage.input_tokens"], cached["gen_ai.usage.output_tokens"]) == (12, 5)
+    assert cached["gen_ai.usage.cache_read.input_tokens"] == 6
+    assert cached["gen_ai.usage.cache_creation.input_tokens"] == 2
     for chat in chats:
         assert chat.parent == turn.span_id and chat.trace_id == turn.trace_id
+        assert "gen_ai.usage.cache_read.input_tokens" not in chat.attributes
         a = chat.attributes
         assert a["gen_ai.operation.name"] == "chat"
-        assert a["gen_ai.provider.name"] == a["gen_ai.system"] == "anthropic"
+        assert a["gen_ai.provider.name"] == "anthropic"
         assert a["gen_ai.request.model"] == a["gen_ai.response.model"] == "test-model"
         assert (a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"]) == (10, 5)
-        assert a["gen_ai.usage.cache_read.input_tokens"] == 0
         assert a["mewcode.time_to_first_token_ms"] >= 0
     assert [c.attributes["gen_ai.response.finish_reasons"] for c in chats] == [
         ["tool_use"],
         ["tool_use"],
-        ["end_turn"],
     ]
+    assert cached["gen_ai.response.finish_reasons"] == ["end_turn"]
     assert [e for c in chats for e in c.events] == [("retry", {"attempt": 2, "status": "529"})]
 
-    read = one(spans, "mewcode.tool", **{"mewcode.tool.name": "read_file"})
-    edit = one(spans, "mewcode.tool", **{"mewcode.tool.name": "edit_file"})
+    read = one(spans, "mewcode.tool", **{"gen_ai.tool.name": "read_file"})
+    edit = one(spans, "mewcode.tool", **{"gen_ai.tool.name": "edit_file"})
     for call in (read, edit):
         assert call.parent == turn.span_id
         assert call.attributes["gen_ai.operation.name"] == "execute_tool"
         assert call.attributes["mewcode.tool.decision"] == "allow"
         assert call.attributes["mewcode.tool.outcome"] == "ok"
     assert read.attributes["mewcode.tool.decision.source"] == "mode"
-    assert edit.attributes["mewcode.tool.permission.outcome"] == "ask"
     assert edit.attributes["mewcode.tool.decision.source"] == "person"
     assert edit.attributes["mewcode.tool.wait_ms"] >= 0
     assert (edit.attributes["mewcode.lines.added"], edit.attributes["mewcode.lines.removed"]) == (
@@ -144,7 +148,9 @@ async def test_a_turn_through_the_plain_api_arrives_as_spans_metrics_and_events(
 
     metrics = otlp.metrics()
     tokens = {(a["type"], a["model"]): v for a, v in metrics["mewcode.token.usage"]}
-    assert tokens[("input", "test-model")] == 30 and tokens[("output", "test-model")] == 15
+    assert tokens[("input", "test-model")] == 24 and tokens[("output", "test-model")] == 15
+    assert tokens[("cache_read", "test-model")] == 6
+    assert tokens[("cache_creation", "test-model")] == 2
     decisions = {(a["tool"], a["source"]) for a, _ in metrics["mewcode.tool.decisions"]}
     assert {("read_file", "mode"), ("edit_file", "person")} <= decisions
     assert ({"type": "added"}, 1) in metrics["mewcode.lines_of_code.count"]
@@ -220,13 +226,13 @@ async def test_a_subagents_spans_sit_under_the_agent_call_that_started_it(
     inside = children(spans, child)
     assert sorted(s.name for s in inside) == ["chat test-model", "chat test-model", "mewcode.tool"]
     glob = next(s for s in inside if s.name == "mewcode.tool")
-    assert glob.attributes["mewcode.tool.name"] == "glob"
+    assert glob.attributes["gen_ai.tool.name"] == "glob"
 
     background = one(spans, "mewcode.turn", **{"mewcode.agent.name": "Explore"})
     launcher = next(
         s
         for s in by_name(spans, "mewcode.tool")
-        if s.attributes["mewcode.tool.name"] == "Agent" and s is not agent_call
+        if s.attributes["gen_ai.tool.name"] == "Agent" and s is not agent_call
     )
     assert background.trace_id != main.trace_id and background.parent == ""
     assert background.links == [(launcher.trace_id, launcher.span_id)]
@@ -292,3 +298,60 @@ async def test_mode_changes_and_compactions_are_told(tmp_path: Path, otlp: OtlpR
     assert [(e["from"], e["to"]) for e in changed] == [("default", "plan")]
     assert any(e["event_name"] == "mewcode.compaction" for e in events)
     assert b"A summary of it all" not in otlp.raw
+
+
+async def test_a_subagent_moved_to_the_background_keeps_its_span(
+    tmp_path: Path, otlp: OtlpReceiver
+) -> None:
+    router = Router()
+    stalled, stall = stall_after(2, reply(text="found it"))
+    router.parent.extend(
+        [
+            reply(
+                tool_calls=[
+                    ("Agent", {"description": "slow", "prompt": "p", "subagent_type": "Plan"})
+                ]
+            ),
+            reply(text="It went on in the background."),
+        ]
+    )
+    router.child.append(stalled)
+    with ScriptedServer([router] * 5) as server:
+        project_on(tmp_path, server.base_url)
+        with (tmp_path / ".mewcode.yaml").open("a") as f:
+            f.write("subagents:\n  foreground_timeout: 0.5\n")
+        async with open_session(tmp_path, home=tmp_path / "home", env={"LOCAL_KEY": KEY}) as s:
+            await collect(s.run("Plan slowly"))  # the child outlives its foreground time
+            stall.release()
+            await s.tasks.wait(timeout=60)
+    spans = received(otlp)
+    call = one(spans, "mewcode.tool", **{"mewcode.subagent.type": "Plan"})
+    child = one(spans, "mewcode.turn", **{"mewcode.agent.name": "Plan"})
+    assert child.parent == call.span_id
+    assert child.attributes["mewcode.turn.reason"] == "end_turn"
+    assert [s.name.split()[0] for s in children(spans, child)] == ["chat"]
+
+
+async def test_an_mcp_call_is_a_client_span_inside_its_tool_span(
+    tmp_path: Path, otlp: OtlpReceiver
+) -> None:
+    script = [reply(tool_calls=[("mcp__fx__echo", {"text": "hello"})]), reply(text="ok")]
+    with ScriptedServer(script) as server:
+        project_on(tmp_path, server.base_url)
+        with (tmp_path / ".mewcode.yaml").open("a") as f:
+            f.write(servers_yaml({"fx": fixture_entry()}, allow=["mcp__fx__*"]))
+        async with open_session(
+            tmp_path, home=tmp_path / "home", env={"LOCAL_KEY": KEY}, project_trusted=lambda: True
+        ) as s:
+            await collect(s.run("Echo"))
+    spans = received(otlp)
+    call = one(spans, "mewcode.tool", **{"gen_ai.tool.name": "mcp__fx__echo"})
+    assert call.attributes["mewcode.tool.decision.source"] == "rule"
+    [mcp] = children(spans, call)
+    assert mcp.name == "tools/call echo"
+    assert mcp.attributes == {
+        "mcp.method.name": "tools/call",
+        "gen_ai.tool.name": "echo",
+        "mewcode.mcp.server": "fx",
+    }
+    assert call.start <= mcp.start <= mcp.end <= call.end

@@ -103,12 +103,12 @@ async def test_by_default_nothing_a_hostile_model_or_server_names_is_exported(
     spans = received(otlp)
     assert by_name(spans, "mewcode.turn")
     assert leaked(otlp.raw, PHRASE, KEY, TOKEN, ENCODED, "marmalade", "Summarise") == []
-    tools = [s.attributes["mewcode.tool.name"] for s in by_name(spans, "mewcode.tool")]
+    tools = [s.attributes["gen_ai.tool.name"] for s in by_name(spans, "mewcode.tool")]
     assert sorted(tools) == ["Agent", "bash", "read_file", "unknown", "unknown"]
     chats = by_name(spans, "chat test-model")
     assert chats[0].attributes["gen_ai.response.model"] == "other"
     assert chats[-1].attributes["gen_ai.response.finish_reasons"] == ["other"]
-    agent = one(spans, "mewcode.tool", **{"mewcode.tool.name": "Agent"})
+    agent = one(spans, "mewcode.tool", **{"gen_ai.tool.name": "Agent"})
     assert agent.attributes.get("mewcode.subagent.type", "subagent") == "subagent"
 
 
@@ -272,9 +272,10 @@ async def test_a_broken_observer_never_breaks_a_turn(
         async with open_session(tmp_path, home=tmp_path / "home", env={"LOCAL_KEY": KEY}) as s:
             with caplog.at_level(logging.WARNING):
                 events = await collect(s.run("Hello"))
+                spans = received(otlp)  # what the worker built, after the failure too
     assert events[-1].reason == "end_turn" and events[-1].text == "hi"
     assert "telemetry: an event failed; the session goes on" in caplog.text
-    assert one(received(otlp), "mewcode.turn")  # the turn still ends its span
+    assert one(spans, "mewcode.turn")  # the turn still ends its span
 
 
 async def test_an_unreachable_collector_never_breaks_a_turn(
@@ -322,7 +323,7 @@ async def test_concurrent_sessions_keep_their_traces_apart(
     for session_id in ids:
         turn = one(spans, "mewcode.turn", **{"session.id": session_id})
         chats = [s for s in by_name(spans, "chat test-model") if s.parent == turn.span_id]
-        assert len(chats) == 1 and chats[0].attributes["session.id"] == session_id
+        assert len(chats) == 1 and chats[0].trace_id == turn.trace_id
     assert len({s.trace_id for s in by_name(spans, "mewcode.turn")}) == 2
 
 

@@ -8,7 +8,6 @@ added and removed.
 from __future__ import annotations
 
 import difflib
-import time
 from dataclasses import dataclass
 
 from opentelemetry import trace
@@ -19,12 +18,17 @@ from ..events import ToolFinished
 from ..messages import ToolUseBlock
 from ..tools.base import FileChange, Tool
 from . import scrub
-from .scope import Scope
+from .scope import Moment, Scope
 
-__all__ = ["CallSpan", "line_counts"]
+__all__ = ["CallSpan", "line_counts", "reads_change"]
 
 # an edit of files larger than this is not diffed to count its lines
 _MOST_DIFFED = 1 << 20
+
+
+def reads_change(tool: Tool | None) -> bool:
+    """Whether a call of ``tool`` edits a file whose change can be read first."""
+    return tool is not None and tool.file_effect == "edited" and tool.preview is not None
 
 
 @dataclass(kw_only=True)
@@ -35,6 +39,7 @@ class CallSpan:
     span: Span
     context: Context
     decision: str = ""
+    asked: bool = False  # the gate's answer was "ask"
     hook_blocked: bool = False
     asked_at: float | None = None
     waited: float = 0.0
@@ -43,17 +48,11 @@ class CallSpan:
     change: FileChange | None = None
 
     @classmethod
-    def open(cls, scope: Scope, call: ToolUseBlock, parent: Context, start: int | None) -> CallSpan:
+    def open(cls, scope: Scope, call: ToolUseBlock, parent: Context, start: int) -> CallSpan:
         tool = scope.host.tool(call.name)
         # a name the model made up is not exported: it could carry anything
         shown = scrub.name(call.name) if tool is not None else "unknown"
-        attrs = {
-            **scope.common(),
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": shown,
-            "gen_ai.tool.call.id": scrub.name(call.id, other=""),
-            "mewcode.tool.name": shown,
-        }
+        attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": shown}
         if scope.details:
             attrs["mewcode.tool.input"] = scope.content(call.input)
         span = scope.tracer.start_span(
@@ -64,7 +63,7 @@ class CallSpan:
             call=call, tool=tool, name=shown, span=span, context=trace.set_span_in_context(span)
         )
 
-    def decide(self, scope: Scope, decision: str, source: str) -> None:
+    def decide(self, scope: Scope, decision: str, source: str, at: Moment) -> None:
         """The call's final permission: ``allow`` or ``deny``, and who said it."""
         self.decision = decision
         self.span.set_attributes(
@@ -75,35 +74,32 @@ class CallSpan:
             "tool_decision",
             {**scope.common(), "tool": self.name, "decision": decision, "source": source},
             self.context,
+            at.ns,
         )
 
-    def start(self, scope: Scope) -> None:
-        """The tool begins to run: an MCP call's client span opens, an edit's
-        change is read before it happens."""
+    def start(self, scope: Scope, at: Moment) -> None:
+        """The tool begins to run: an MCP call's client span opens; an edit's
+        change was read on the loop just before."""
         self.started = True
+        self.change = at.change
         tool = self.tool
-        if tool is None:
+        if tool is None or tool.family != "mcp":
             return
-        if tool.family == "mcp":
-            _, _, rest = self.call.name.partition("__")
-            server, _, remote = rest.partition("__")
-            self.mcp = scope.tracer.start_span(
-                f"tools/call {scrub.name(remote)}",
-                context=self.context,
-                kind=SpanKind.CLIENT,
-                attributes={
-                    "mcp.method.name": "tools/call",
-                    "gen_ai.tool.name": scrub.name(remote),
-                    "mewcode.mcp.server": scrub.name(server),
-                },
-            )
-        elif tool.file_effect == "edited" and tool.preview is not None:
-            try:
-                self.change = scope.host.change(self.call)
-            except Exception:  # counting lines must never break a turn
-                self.change = None
+        _, _, rest = self.call.name.partition("__")
+        server, _, remote = rest.partition("__")
+        self.mcp = scope.tracer.start_span(
+            f"tools/call {scrub.name(remote)}",
+            context=self.context,
+            kind=SpanKind.CLIENT,
+            attributes={
+                "mcp.method.name": "tools/call",
+                "gen_ai.tool.name": scrub.name(remote),
+                "mewcode.mcp.server": scrub.name(server),
+            },
+            start_time=at.ns,
+        )
 
-    def finish(self, scope: Scope, event: ToolFinished) -> str:
+    def finish(self, scope: Scope, event: ToolFinished, at: Moment) -> str:
         """The result: the outcome in a word (also returned)."""
         result = event.result
         if not self.started:
@@ -117,11 +113,12 @@ class CallSpan:
                 outcome = "invalid_input" if not self.decision else "refused"
         else:
             outcome = "error" if result.is_error else "ok"
+        duration = round(event.duration * 1000, 3)
         attrs: dict[str, object] = {
             "mewcode.tool.outcome": outcome,
-            "mewcode.tool.duration_ms": round(event.duration * 1000, 3),
+            "mewcode.tool.duration_ms": duration,
         }
-        if self.waited:
+        if self.asked or self.waited:
             attrs["mewcode.tool.wait_ms"] = round(self.waited * 1000, 3)
         if outcome == "ok" and self.change is not None:
             added, removed = line_counts(self.change)
@@ -135,30 +132,29 @@ class CallSpan:
         if self.mcp is not None:
             if result.is_error:
                 self.mcp.set_status(Status(StatusCode.ERROR, "the MCP call failed"))
-            self.mcp.end()
+            self.mcp.end(end_time=at.ns)
             self.mcp = None
-        values = {**scope.common(), "tool": self.name, "outcome": outcome}
-        values["duration_ms"] = attrs["mewcode.tool.duration_ms"]
+        values = {**scope.common(), "tool": self.name, "outcome": outcome, "duration_ms": duration}
         body = scope.content(result.text) if scope.details else None
-        scope.signals.event("tool_result", values, self.context, body)
+        scope.signals.event("tool_result", values, self.context, at.ns, body)
         return outcome
 
-    def waiting(self) -> None:
-        self.asked_at = time.perf_counter()
+    def waiting(self, at: Moment) -> None:
+        self.asked_at = at.perf
 
-    def answered(self) -> None:
+    def answered(self, at: Moment) -> None:
         if self.asked_at is not None:
-            self.waited += time.perf_counter() - self.asked_at
+            self.waited += at.perf - self.asked_at
             self.asked_at = None
 
-    def end(self, outcome: str | None = None) -> None:
+    def end(self, at: Moment, outcome: str | None = None) -> None:
         """End the span (``outcome``: it never finished, say why)."""
         if outcome is not None:
             self.span.set_attribute("mewcode.tool.outcome", outcome)
         if self.mcp is not None:
-            self.mcp.end()
+            self.mcp.end(end_time=at.ns)
             self.mcp = None
-        self.span.end()
+        self.span.end(end_time=at.ns)
 
 
 def line_counts(change: FileChange) -> tuple[int, int]:

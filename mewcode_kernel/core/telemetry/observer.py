@@ -1,18 +1,18 @@
 """A session's telemetry on OpenTelemetry: ``OtelTelemetry``.
 
-Each turn's events pass through ``turn`` on their way to the front end and
-become a ``Run``'s spans as they pass; nothing in the core waits on it.
-Background subagents run outside any turn: their events come from the task
-manager, and each of their turns is a trace of its own, linked to the
-``Agent`` call that launched it. A foreground subagent that moves to the
-background keeps its run, now fed by the task manager.
+Each turn's events pass through ``turn`` on their way to the front end:
+the loop notes each (``notes``) and hands it to the worker thread
+(``worker``), which makes it a ``Run``'s spans, metrics and events; the
+turn never waits on any of that. Background subagents run outside any
+turn: their events come from the task manager, and each of their turns is
+a trace of its own, linked to the ``Agent`` call that launched it. A
+foreground subagent that moves to the background keeps its run, now fed by
+the task manager.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator
 
 from opentelemetry import trace
 from opentelemetry.context import Context
@@ -20,29 +20,18 @@ from opentelemetry.trace import Link
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from ..events import AgentEvent, Notice
-from ..tasks import TaskManager, TaskUpdate
+from ..tasks import TaskInfo, TaskManager, TaskUpdate
 from . import scrub
+from .notes import Notes
 from .options import TelemetryOptions
 from .pipeline import pipeline_for
 from .runs import Run
-from .scope import Nested, Scope
-from .seam import WatchedSession
+from .scope import Moment, Nested, Scope
+from .seam import ModelInfo, WatchedSession
 from .signals import Signals
+from .worker import WORKER
 
 __all__ = ["OtelTelemetry", "caller_context"]
-
-_log = logging.getLogger(__name__)
-
-
-def _safely(told: set[str], what: str, fn: Callable[..., None], *args: Any) -> None:
-    """``fn(*args)``; telemetry never breaks a turn or the task manager (a
-    failure is logged, once per kind and session, in ``told``)."""
-    try:
-        fn(*args)
-    except Exception:
-        if what not in told:
-            told.add(what)
-            _log.warning("telemetry: %s failed; the session goes on", what, exc_info=True)
 
 
 class OtelTelemetry:
@@ -53,6 +42,7 @@ class OtelTelemetry:
     ) -> None:
         pipeline = pipeline_for(options)
         root, problems = caller_context(options)
+        self._host = host
         self._scope = Scope(
             tracer=pipeline.tracer,
             signals=Signals(pipeline),
@@ -65,15 +55,11 @@ class OtelTelemetry:
             Notice(level="warning", message=f"Telemetry: {p}")
             for p in (*options.problems, *pipeline.problems, *problems)
         ]
+        self._tasks = Notes(host)
         self._background: dict[str, Nested] = {}
-        self._told: set[str] = set()
-        self._unsubscribe = (
-            tasks.subscribe(lambda u: _safely(self._told, "a task update", self._on_task, u))
-            if tasks is not None
-            else None
-        )
+        self._unsubscribe = tasks.subscribe(self._on_task) if tasks is not None else None
         self._closed = False
-        self._scope.signals.sessions(+1)
+        WORKER.submit("a session", self._scope.signals.sessions, +1)
 
     @property
     def enabled(self) -> bool:
@@ -84,13 +70,16 @@ class OtelTelemetry:
         return notices
 
     def turn(self, prompt: str, events: AsyncIterator[AgentEvent]) -> AsyncIterator[AgentEvent]:
-        scope = self._scope
-        scope.check_mode(None)
-        return _traced(Run(scope, parent=scope.root, prompt=prompt), events, self._told)
+        notes = Notes(self._host)
+        stream = _Stream(self._scope, self._host.model(), prompt=prompt)
+        WORKER.submit("a turn", stream.begin, notes.moment(mode=True))
+        return _traced(stream, notes, events, "cancelled")
 
     def compaction(self, events: AsyncIterator[AgentEvent]) -> AsyncIterator[AgentEvent]:
-        run = Run(self._scope, parent=self._scope.root, name="mewcode.compact")
-        return _traced(run, events, self._told, reason="done")
+        notes = Notes(self._host)
+        stream = _Stream(self._scope, self._host.model(), name="mewcode.compact")
+        WORKER.submit("a compaction", stream.begin, notes.moment(mode=True))
+        return _traced(stream, notes, events, "done")
 
     def close(self) -> None:
         if self._closed:
@@ -98,58 +87,123 @@ class OtelTelemetry:
         self._closed = True
         if self._unsubscribe is not None:
             self._unsubscribe()
+        WORKER.submit("a session's end", self._end, self._tasks.moment())
+
+    def _end(self, at: Moment) -> None:
         for run in self._background.values():
-            run.end("cancelled")
+            run.end("cancelled", at)
         self._background.clear()
         self._scope.signals.sessions(-1)
 
+    # --- background subagents (the task manager calls these on the loop) --------------
+
     def _on_task(self, update: TaskUpdate) -> None:
+        try:
+            self._note_task(update)
+        except Exception:  # the task manager goes on whatever telemetry does
+            pass
+
+    def _note_task(self, update: TaskUpdate) -> None:
         info = update.task
         if info.kind != "subagent":
             return
+        if update.event is None:
+            WORKER.submit("a task", self._task_changed, info, self._tasks.moment())
+            return
+        if not self._host.owns_task(info.id):
+            return
+        at = self._tasks.note(update.event, (info.id,))
+        if at is not None:
+            host = self._host
+            agent = scrub.name(info.role) if host.agent_known(info.role) else "subagent"
+            WORKER.submit(
+                "a task's event", self._task_event, info, agent, host.model(), update.event, at
+            )
+
+    def _task_changed(self, info: TaskInfo, at: Moment) -> None:
         scope = self._scope
         run = self._background.get(info.id)
-        if update.event is None:
-            nested = scope.nested.pop(info.parent_call, None) if info.parent_call else None
-            if nested is not None and info.state == "running":
-                # a foreground subagent moved to the background: its run goes on
-                owner, child = nested
-                owner.children.pop(info.parent_call, None)
-                self._background[info.id] = child
-            elif run is not None and info.finished:
-                run.end(info.state)
-                del self._background[info.id]
-            return
-        if not scope.host.owns_task(info.id):
-            return
+        nested = scope.nested.pop(info.parent_call, None) if info.parent_call else None
+        if nested is not None and info.state == "running":
+            # a foreground subagent moved to the background: its run goes on
+            owner, child = nested
+            owner.children.pop(info.parent_call, None)
+            self._background[info.id] = child
+        elif run is not None and info.finished:
+            run.end(info.state, at)
+            del self._background[info.id]
+
+    def _task_event(
+        self, info: TaskInfo, agent: str, model: ModelInfo, event: AgentEvent, at: Moment
+    ) -> None:
+        scope = self._scope
+        scope.noted(at)
+        run = self._background.get(info.id)
         if run is None or run.done:
             parent = scope.calls.get(info.parent_call) if info.parent_call else None
-            agent = info.role if scope.host.agent_known(info.role) else "subagent"
             started = Run(
                 scope,
                 parent=Context(),  # a trace of its own, linked to the call that launched it
-                agent=scrub.name(agent),
+                info=model,
+                at=at,
+                agent=agent,
                 subagent=True,
                 links=[Link(parent)] if parent is not None else (),
             )
             started.span.set_attribute("mewcode.task.id", scrub.name(info.id, other=""))
             run = self._background[info.id] = started
-        run.see(update.event)
+        run.see(event, at)
         if run.done:
             self._background.pop(info.id, None)
 
 
+class _Stream:
+    """A turn's run, made and fed on the worker."""
+
+    def __init__(
+        self, scope: Scope, info: ModelInfo, *, prompt: str | None = None, name: str = ""
+    ) -> None:
+        self.scope = scope
+        self.info = info
+        self.prompt = prompt
+        self.name = name or "mewcode.turn"
+        self.run: Run | None = None
+
+    def begin(self, at: Moment) -> None:
+        scope = self.scope
+        scope.noted(at)
+        scope.check_mode(None, at)
+        self.run = Run(
+            scope, parent=scope.root, info=self.info, at=at, prompt=self.prompt, name=self.name
+        )
+
+    def see(self, event: AgentEvent, at: Moment) -> None:
+        if self.run is not None:
+            self.scope.noted(at)
+            self.run.see(event, at)
+
+    def end(self, reason: str, at: Moment) -> None:
+        if self.run is not None:
+            self.run.end(reason, at)
+
+
 async def _traced(
-    run: Run, events: AsyncIterator[AgentEvent], told: set[str], *, reason: str = "cancelled"
+    stream: _Stream, notes: Notes, events: AsyncIterator[AgentEvent], reason: str
 ) -> AsyncIterator[AgentEvent]:
-    """``events``, each seen by ``run`` before it goes on; ``reason``: how the
-    run ends when the stream ends without a ``TurnDone`` (an interrupt)."""
+    """``events``, each noted and handed to the worker before it goes on;
+    ``reason``: how the run ends when the stream ends without a ``TurnDone``
+    (an interrupt)."""
     try:
         async for event in events:
-            _safely(told, "an event", run.see, event)
+            try:
+                at = notes.note(event)
+            except Exception:  # noting never breaks a turn; the worker logs its own failures
+                at = None
+            if at is not None:
+                WORKER.submit("an event", stream.see, event, at)
             yield event
     finally:
-        _safely(told, "the end of a turn", run.end, reason)
+        WORKER.submit("the end of a turn", stream.end, reason, notes.moment())
 
 
 def caller_context(options: TelemetryOptions) -> tuple[Context, list[str]]:

@@ -29,6 +29,7 @@ from ... import __version__
 from ..redaction import Redactor, looks_secret
 from . import scrub
 from .options import TelemetryOptions
+from .worker import WORKER
 
 __all__ = ["SCOPE", "Pipeline", "flush_all", "pipeline_for", "shutdown_all"]
 
@@ -122,7 +123,9 @@ def pipeline_for(options: TelemetryOptions) -> Pipeline:
 
 
 def flush_all(timeout_millis: int = 10_000) -> None:
-    """Send whatever every pipeline holds now (a headless run's end, a test)."""
+    """Send whatever every pipeline holds now (a headless run's end, a test):
+    what the worker still has to build first."""
+    WORKER.drain(timeout_millis / 1000)
     with _lock:
         pipelines = list(_pipelines.values())
     for pipeline in pipelines:
@@ -131,6 +134,7 @@ def flush_all(timeout_millis: int = 10_000) -> None:
 
 def shutdown_all() -> None:
     """Send what is pending and stop every pipeline (at exit)."""
+    WORKER.drain(5.0)
     with _lock:
         pipelines = list(_pipelines.values())
         _pipelines.clear()

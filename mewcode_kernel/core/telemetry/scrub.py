@@ -12,6 +12,7 @@ every form), then the credential patterns, then a size bound.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Collection, Mapping
@@ -70,9 +71,18 @@ def name(
     else ``other``; a name shaped like a credential is ``[REDACTED]``."""
     if not isinstance(value, str) or not value or len(value) > limit:
         return other
+    verdict = _verdict(value, spaces)
+    return value if verdict is None else verdict or other
+
+
+@functools.lru_cache(maxsize=4096)
+def _verdict(value: str, spaces: bool) -> str | None:
+    """``None``: ``value`` is a name; ``""``: it is not; else what stands for it.
+    Cached: a session names the same few tools and models over and over, and
+    the credential patterns are the cost."""
     if not (_LABEL if spaces else _NAME).fullmatch(value):
-        return other
-    return REDACTED if looks_like_key(value) else value
+        return ""
+    return REDACTED if looks_like_key(value) else None
 
 
 def word(value: object, *, other: str = "other", limit: int = 40) -> str:

@@ -12,7 +12,6 @@ text that ``scrub.text`` cleaned.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -108,11 +107,13 @@ class Signals:
         name: str,
         values: Mapping[str, Any],
         context: Context | None,
+        ns: int,
         body: str | None = None,
     ) -> None:
-        """Emit the event ``mewcode.<name>`` in ``context`` (the span it belongs to)."""
+        """Emit the event ``mewcode.<name>`` that happened at ``ns`` in
+        ``context`` (the span it belongs to)."""
         self._logger.emit(
-            timestamp=time.time_ns(),
+            timestamp=ns,
             context=context,
             event_name=EVENT_PREFIX + name,
             body=body,
