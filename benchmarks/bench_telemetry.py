@@ -7,7 +7,7 @@ the batch processors to a local receiver (a thread of this process: the
 export's work is counted), no console exporter. Sessions alternate off and
 on; the medians are printed, and the overhead against the 5% target.
 
-    python benchmarks/bench_telemetry.py
+    PYTHONPATH=. python benchmarks/bench_telemetry.py
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from mewcode_kernel.core.agent_session import AgentSession
 from mewcode_kernel.core.config import load_config
 from mewcode_kernel.core.events import ToolFinished
 from mewcode_kernel.core.telemetry import flush
+from mewcode_kernel.core.telemetry.pipeline import shutdown_all
 from mewcode_kernel.testing import ScriptedModel, reply, tool_call
 
 ROUNDS = 30
@@ -88,6 +89,7 @@ async def main() -> None:
                 if n:  # the first of each is a warm-up
                     timings[mode].append(per_turn)
         flush()
+    shutdown_all()  # the last export while the receiver still listens
     server.shutdown()
     off, on_ = (statistics.median(timings[m]) * 1000 for m in ("off", "on"))
     overhead = on_ / off - 1
