@@ -62,7 +62,7 @@ ApprovalHandler = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
 """Raises ``NobodyToAsk`` when it finds that nobody can answer."""
 
 
-class NobodyToAsk(Exception):  # noqa: N818 - a condition, not a failure
+class NobodyToAsk(Exception):
     """Raised by an ``ApprovalHandler`` that finds nobody can answer (an ACP
     client that cannot show permission requests): the call is then decided
     as if no handler were set (the headless policy; never a person's yes)."""
