@@ -1,7 +1,8 @@
 """Every third-party package the code imports is declared in pyproject.toml.
 
-The packages (``mewcode_kernel/``, ``magics/``) and ``examples/`` may import
-only what ``[project].dependencies`` declares; the tests (``tests/``,
+The packages (``mewcode_kernel/``, ``magics/``, ``mewcode_acp/``) and
+``examples/`` may import only what ``[project].dependencies`` declares (a
+module made for an optional extra, ``EXTRA_MODULES``, also what it declares); the tests (``tests/``,
 ``notebooks/``) and ``benchmarks/`` also what the ``test`` and ``browser``
 extras declare. Every import counts: at module level or inside a function,
 under ``TYPE_CHECKING`` or a ``try``, and the string-named ones
@@ -25,13 +26,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-OWN = frozenset({"mewcode_kernel", "magics", "tests", "notebooks"})
+OWN = frozenset({"mewcode_kernel", "magics", "mewcode_acp", "tests", "notebooks"})
 # copied real-world inputs and installed npm packages: not our code
 NOT_OURS = frozenset({"fixtures", "node_modules", "__pycache__"})
 # the calls that import (or look for) the module named by their first argument
 STRING_IMPORTS = frozenset({"import_module", "importorskip", "find_spec", "__import__"})
 
-RUNTIME = ("mewcode_kernel", "magics", "examples")
+RUNTIME = ("mewcode_kernel", "magics", "mewcode_acp", "examples")
+# modules an optional extra is for, which may import what that extra declares
+EXTRA_MODULES = {"mewcode_acp/persona.py": "jupyter-ai"}
 TESTING = ("tests", "notebooks", "benchmarks")
 
 
@@ -149,7 +152,21 @@ def test_the_packages_and_examples_import_only_declared_dependencies(
     pyproject: dict[str, object], distributions: Mapping[str, list[str]]
 ) -> None:
     missing = undeclared(ROOT, RUNTIME, declared(pyproject), distributions)
+    for where in list(missing.values()):
+        where[:] = [w for w in where if w.split(":")[0] not in EXTRA_MODULES]
+    missing = {name: where for name, where in missing.items() if where}
     assert not missing, f"declare in [project].dependencies: {missing}"
+
+
+def test_a_module_of_an_extra_imports_only_what_the_extra_declares(
+    pyproject: dict[str, object], distributions: Mapping[str, list[str]]
+) -> None:
+    for module, extra in EXTRA_MODULES.items():
+        assert (ROOT / module).is_file(), module
+        allowed = declared(pyproject, extra)
+        found = undeclared(ROOT, RUNTIME, allowed, distributions)
+        mine = {n: w for n, w in found.items() if any(x.split(":")[0] == module for x in w)}
+        assert not mine, f"declare in the {extra} extra: {mine}"
 
 
 def test_the_tests_import_only_what_the_test_extras_declare(
