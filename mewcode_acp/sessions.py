@@ -28,6 +28,7 @@ from mewcode_kernel.core.events import TurnDone
 
 from .approvals import ClientApprovals
 from .commands import command_name, run_chat_command
+from .plan import TaskPlan
 from .prompts import command_text, prompt_text
 from .updates import TurnUpdates
 
@@ -57,6 +58,7 @@ class AcpSession:
         self._send = send
         self._turn: asyncio.Task[TurnDone | None] | None = None
         self._updates: TurnUpdates | None = None
+        self._plan = TaskPlan(session.tasks, send)  # background work outlives its turn
         self.closed = False
 
     @property
@@ -155,4 +157,5 @@ class AcpSession:
         if turn is not None and not turn.done():
             turn.cancel()
             await asyncio.wait({turn})
+        await self._plan.close()
         await self.session.aclose()

@@ -53,8 +53,17 @@ def declared(pyproject: Mapping[str, object], *extras: str) -> frozenset[str]:
     project = pyproject["project"]
     assert isinstance(project, dict)
     specs = list(project.get("dependencies", []))
-    for extra in extras:
-        specs += project["optional-dependencies"][extra]
+    todo, seen = list(extras), set()
+    while todo:  # an extra may name another of this project's (mewcode[jupyter-ai])
+        extra = todo.pop()
+        if extra in seen:
+            continue
+        seen.add(extra)
+        for spec in project["optional-dependencies"][extra]:
+            if requirement_name(spec) == normalize(project["name"]) and "[" in spec:
+                todo += [e.strip() for e in spec.split("[", 1)[1].split("]")[0].split(",")]
+            else:
+                specs.append(spec)
     return frozenset(requirement_name(s) for s in specs)
 
 
