@@ -7,6 +7,7 @@ an unknown command is refused (it would otherwise start a kernel).
     python -m mewcode_kernel install --user           # for the current user
     python -m mewcode_kernel install --prefix /tmp/x  # under a prefix (JUPYTER_PATH=/tmp/x/share/jupyter)
     python -m mewcode_kernel uninstall [--user | --sys-prefix | --prefix P]
+    python -m mewcode_kernel acp                      # an ACP agent on stdio (mewcode-acp)
 """
 
 from __future__ import annotations
@@ -96,6 +97,8 @@ commands:
                      --sys-prefix inside a virtualenv)
   uninstall [--user | --sys-prefix | --prefix P]
                      remove it
+  acp                MewCode as an Agent Client Protocol agent on stdio, for
+                     chat panels (Zed, JupyterLab's chat); also mewcode-acp
   -f CONNECTION_FILE [kernel options]
                      run the kernel (what Jupyter does; see the kernelspec)
   --help-kernel      the kernel's own options (IPython's)
@@ -108,12 +111,16 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in {"-h", "--help", "help"}:
         print(USAGE, end="")
         return 0
+    if argv and argv[0] == "acp":
+        from mewcode_acp.cli import main as acp_main
+
+        return acp_main(argv[1:])
     if argv and argv[0] == "--help-kernel":
         argv[0] = "--help"
     elif argv and not argv[0].startswith("-") and argv[0] not in {"install", "uninstall"}:
         import difflib
 
-        near = difflib.get_close_matches(argv[0], ["install", "uninstall"], n=1)
+        near = difflib.get_close_matches(argv[0], ["install", "uninstall", "acp"], n=1)
         hint = f"; did you mean {near[0]!r}?" if near else ""
         print(
             f"python -m mewcode_kernel: unknown command {argv[0]!r}{hint}\n\n{USAGE}",

@@ -1,7 +1,8 @@
 """Every third-party package the code imports is declared in pyproject.toml.
 
-The packages (``mewcode_kernel/``, ``magics/``) and ``examples/`` may import
-only what ``[project].dependencies`` declares; the tests (``tests/``,
+The packages (``mewcode_kernel/``, ``magics/``, ``mewcode_acp/``) and
+``examples/`` may import only what ``[project].dependencies`` declares (a
+module made for an optional extra, ``EXTRA_MODULES``, also what it declares); the tests (``tests/``,
 ``notebooks/``) and ``benchmarks/`` also what the ``test`` and ``browser``
 extras declare. Every import counts: at module level or inside a function,
 under ``TYPE_CHECKING`` or a ``try``, and the string-named ones
@@ -25,13 +26,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-OWN = frozenset({"mewcode_kernel", "magics", "tests", "notebooks"})
+OWN = frozenset({"mewcode_kernel", "magics", "mewcode_acp", "tests", "notebooks"})
 # copied real-world inputs and installed npm packages: not our code
 NOT_OURS = frozenset({"fixtures", "node_modules", "__pycache__"})
 # the calls that import (or look for) the module named by their first argument
 STRING_IMPORTS = frozenset({"import_module", "importorskip", "find_spec", "__import__"})
 
-RUNTIME = ("mewcode_kernel", "magics", "examples")
+RUNTIME = ("mewcode_kernel", "magics", "mewcode_acp", "examples")
+# modules an optional extra is for, which may import what that extra declares
+EXTRA_MODULES = {"mewcode_acp/persona.py": "jupyter-ai"}
 TESTING = ("tests", "notebooks", "benchmarks")
 # a folder of the packages that may also import what an optional extra declares
 # (it is imported only when that feature is on: tests/test_telemetry_off.py)
@@ -53,8 +56,17 @@ def declared(pyproject: Mapping[str, object], *extras: str) -> frozenset[str]:
     project = pyproject["project"]
     assert isinstance(project, dict)
     specs = list(project.get("dependencies", []))
-    for extra in extras:
-        specs += project["optional-dependencies"][extra]
+    todo, seen = list(extras), set()
+    while todo:  # an extra may name another of this project's (mewcode[jupyter-ai])
+        extra = todo.pop()
+        if extra in seen:
+            continue
+        seen.add(extra)
+        for spec in project["optional-dependencies"][extra]:
+            if requirement_name(spec) == normalize(project["name"]) and "[" in spec:
+                todo += [e.strip() for e in spec.split("[", 1)[1].split("]")[0].split(",")]
+            else:
+                specs.append(spec)
     return frozenset(requirement_name(s) for s in specs)
 
 
@@ -152,6 +164,9 @@ def test_the_packages_and_examples_import_only_declared_dependencies(
     pyproject: dict[str, object], distributions: Mapping[str, list[str]]
 ) -> None:
     missing = undeclared(ROOT, RUNTIME, declared(pyproject), distributions)
+    for where in list(missing.values()):
+        where[:] = [w for w in where if w.split(":")[0] not in EXTRA_MODULES]
+    missing = {name: where for name, where in missing.items() if where}
     for folder, extra in OPTIONAL.items():
         still = undeclared(ROOT, [folder], declared(pyproject, extra), distributions)
         for name in list(missing):
@@ -171,10 +186,25 @@ def test_only_the_optional_folders_import_their_extras(
         assert extras_only, f"the {extra} extra declares nothing of its own"
         elsewhere = undeclared(ROOT, RUNTIME, declared(pyproject), distributions)
         outside = {
-            name: [w for w in wheres if not w.startswith(f"{folder}/")]
+            name: [
+                w
+                for w in wheres
+                if not w.startswith(f"{folder}/") and w.split(":")[0] not in EXTRA_MODULES
+            ]
             for name, wheres in elsewhere.items()
         }
         assert not {k: v for k, v in outside.items() if v}, outside
+
+
+def test_a_module_of_an_extra_imports_only_what_the_extra_declares(
+    pyproject: dict[str, object], distributions: Mapping[str, list[str]]
+) -> None:
+    for module, extra in EXTRA_MODULES.items():
+        assert (ROOT / module).is_file(), module
+        allowed = declared(pyproject, extra)
+        found = undeclared(ROOT, RUNTIME, allowed, distributions)
+        mine = {n: w for n, w in found.items() if any(x.split(":")[0] == module for x in w)}
+        assert not mine, f"declare in the {extra} extra: {mine}"
 
 
 def test_the_tests_import_only_what_the_test_extras_declare(

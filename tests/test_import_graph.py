@@ -6,7 +6,9 @@ dependency as much as a call does). The core's
 packages sit in layers; a module may import its own layer or lower ones.
 The core never imports the notebook front end or the kernel, tools never
 import permission, and no module outside ``core/permission`` asks what
-concrete gate it holds.
+concrete gate it holds. The two front ends (``magics``, the notebook's;
+``mewcode_acp``, the ACP server's) sit on the core side by side: neither
+imports the other, and nothing in the core imports either.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("mewcode_kernel", "magics")
+PACKAGES = ("mewcode_kernel", "magics", "mewcode_acp")
+FRONT_ENDS = ("magics", "mewcode_acp")
 CORE = "mewcode_kernel.core"
 
 # Lowest first. Each entry: the core's top-level modules and packages in that layer.
@@ -200,3 +203,32 @@ def test_nobody_outside_permission_asks_which_gate_it_holds() -> None:
                 if len(node.args) == 2 and "Gate" in ast.unparse(node.args[1]):
                     offenders.append(f"{name}: {ast.unparse(node)}")
     assert not offenders
+
+
+def test_the_front_ends_sit_side_by_side_on_the_core() -> None:
+    assert "mewcode_acp.server" in GRAPH, "the ACP front end was not read"
+    bad = []
+    for module, targets in GRAPH.items():
+        for target in targets:
+            mine = next((f for f in FRONT_ENDS if module.split(".")[0] == f), None)
+            theirs = next((f for f in FRONT_ENDS if target.split(".")[0] == f), None)
+            if theirs is not None and mine != theirs and module.startswith(CORE):
+                bad.append(f"{module} -> {target}")
+            elif theirs is not None and mine is not None and mine != theirs:
+                bad.append(f"{module} -> {target}")
+    assert not bad, bad
+
+
+def test_the_acp_front_end_imports_no_notebook_machinery() -> None:
+    """It runs without a kernel: no IPython, ipykernel or widgets, at any depth of its own modules."""
+    notebook = ("IPython", "ipykernel", "ipywidgets", "anywidget", "magics")
+    offenders = []
+    for name, path in _modules().items():
+        if not name.startswith("mewcode_acp"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            offenders += [f"{name}: {n}" for n in names if n.split(".")[0] in notebook]
+    assert not offenders, offenders

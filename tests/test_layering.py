@@ -10,7 +10,7 @@ import sys
 import mewcode_kernel.core
 import mewcode_kernel.core.agent, mewcode_kernel.core.tools, mewcode_kernel.core.session
 import mewcode_kernel.core.config, mewcode_kernel.testing
-bad = sorted(m for m in sys.modules if m.split(".")[0] in {"IPython", "ipykernel", "ipywidgets", "anthropic", "openai", "mcp"})
+bad = sorted(m for m in sys.modules if m.split(".")[0] in {"IPython", "ipykernel", "ipywidgets", "anthropic", "openai", "mcp", "acp", "mewcode_acp"})
 print(",".join(bad))
 """
 

@@ -368,7 +368,7 @@ class AgentSession:
         for notice in self._pending_notices:
             yield notice
         self._pending_notices.clear()
-        self._ensure_log()
+        self.ensure_log()
         if self.skills.catalog.version != self._skills_version:  # a skill was installed
             self.refresh_system_prompt()
         self.tools.refresh()
@@ -385,17 +385,20 @@ class AgentSession:
             async for event in self.context.compact_if_too_large(self.conversation):
                 yield event
 
-    def _ensure_log(self) -> None:
+    def ensure_log(self) -> str:
+        """The session on disk (created now if it is not yet): its id. A front
+        end that names the session before its first turn (ACP) calls it."""
         provider, replace_ = self.provider, self._persist_replace
         if self.log.ensure(
             self.conversation, provider=provider.name, model=provider.model, on_replace=replace_
         ):
             self.agents.rebuild()  # its tools now see the session's folder
+        return self.log.id or ""
 
     def launch_background(self, work: Work, *, name: str, kind: str, description: str) -> TaskInfo:
         """Run ``work`` as a background task of this session (queued past the
         cap), recorded in its task table."""
-        self._ensure_log()
+        self.ensure_log()
         info = self.tasks.launch(work, name=name, kind=kind, description=description)
         self.task_records.track(info.id)
         return info

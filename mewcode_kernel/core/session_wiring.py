@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .agent.spec import DEFAULT_MAX_TURNS
 from .agent_session import AgentSession
-from .config import ResolvedConfig, load_config
+from .config import McpServerConfig, ResolvedConfig, load_config
 from .events import Notice
 from .hooks import HookEngine
 from .lifecycle import LifecycleDispatcher
@@ -49,6 +49,7 @@ def open_session(
     mcp: McpToolset | None = None,
     project_trusted: Callable[[], bool] | None = None,
     toolsets: Sequence[Toolset] = (),
+    more_mcp_servers: Mapping[str, McpServerConfig] | None = None,
 ) -> AgentSession:
     """An ``AgentSession`` for the project at ``root`` with the configured provider.
 
@@ -58,6 +59,9 @@ def open_session(
     (default: the project's trust, ``session.safety.trust``); stdio servers
     run in the session's OS sandbox. ``toolsets``: tools only the front end
     can offer (a notebook kernel's), joined after the built-ins.
+    ``more_mcp_servers``: servers a front end adds to the configured ones (an
+    ACP client's); a configured server keeps its name, and each added one
+    starts only as its ``scope`` and ``trust_item`` allow.
 
     Raises ``ConfigError`` when the selected provider cannot be used (unknown
     name, missing variable); problems in config files become warnings.
@@ -65,6 +69,8 @@ def open_session(
     root_path = Path(os.environ.get("MEWCODE_ROOT") or root).resolve()
     trust = assess_project(root_path, home=home)
     config = load_config(root_path, home=home, env=env, trust=trust)
+    if more_mcp_servers:
+        config = replace(config, mcp_servers={**more_mcp_servers, **config.mcp_servers})
     settings = config.select_provider(provider, model)
     built = build_provider(settings, record_to=record_to, replay_from=replay_from)
     personal, left_out = home, []

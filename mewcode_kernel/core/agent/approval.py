@@ -23,7 +23,13 @@ from ..events import AgentEvent, ApprovalRequested, ApprovalResolved, Permission
 from ..lifecycle import HookOutcome, Lifecycle
 from ..messages import ToolUseBlock
 from ..permission.decision import Decision
-from ..permission.seam import ApprovalAnswer, ApprovalHandler, ApprovalRequest, PermissionGate
+from ..permission.seam import (
+    ApprovalAnswer,
+    ApprovalHandler,
+    ApprovalRequest,
+    NobodyToAsk,
+    PermissionGate,
+)
 from ..tools.base import Tool
 
 __all__ = ["HEADLESS_ENV", "ApprovalFlow", "Settled", "headless_policy"]
@@ -121,26 +127,29 @@ class ApprovalFlow:
         if outcome != "ask":
             yield Settled(allowed=True)
             return
-        if self.handler is None:
-            allowed = self.headless_allow and not decision.personal
-            gate.record_approval(call, tool, allowed=allowed, by="headless")
-            yield ApprovalResolved(call=call, allowed=allowed, by="headless")
-            policy = "allow" if self.headless_allow else "deny"
-            yield Settled(
-                allowed=allowed,
-                refusal=f"Permission denied: {reason}. Nobody can approve it in this run "
-                f"(headless; {HEADLESS_ENV}={policy}).",
-            )
-            return
-        answer: ApprovalAnswer | None = None
-        async for event in self._ask(call, tool, reason, gate, lifecycle, cwd, "rule"):
-            if isinstance(event, ApprovalAnswer):
-                answer = event
-            else:
-                yield event
-        assert answer is not None
-        note = f" The user said: {answer.note}" if answer.note else ""
-        yield Settled(allowed=answer.allow, refusal=f"The user denied this {call.name} call.{note}")
+        if self.handler is not None:
+            answer: ApprovalAnswer | None = None
+            async for event in self._ask(call, tool, reason, gate, lifecycle, cwd, "rule"):
+                if isinstance(event, ApprovalAnswer):
+                    answer = event
+                else:
+                    yield event
+            if answer is not None:
+                note = f" The user said: {answer.note}" if answer.note else ""
+                yield Settled(
+                    allowed=answer.allow, refusal=f"The user denied this {call.name} call.{note}"
+                )
+                return
+        # nobody can be asked (no handler, or it found nobody): the headless policy
+        allowed = self.headless_allow and not decision.personal
+        gate.record_approval(call, tool, allowed=allowed, by="headless")
+        yield ApprovalResolved(call=call, allowed=allowed, by="headless")
+        policy = "allow" if self.headless_allow else "deny"
+        yield Settled(
+            allowed=allowed,
+            refusal=f"Permission denied: {reason}. Nobody can approve it in this run "
+            f"(headless; {HEADLESS_ENV}={policy}).",
+        )
 
     async def ask_person(
         self,
@@ -158,8 +167,15 @@ class ApprovalFlow:
         if self.handler is None or gate.mode == "dontAsk":
             yield False
             return
+        answered = False
         async for event in self._ask(call, tool, reason, gate, lifecycle, cwd, "person"):
-            yield event.allow if isinstance(event, ApprovalAnswer) else event
+            if isinstance(event, ApprovalAnswer):
+                answered = True
+                yield event.allow
+            else:
+                yield event
+        if not answered:  # the handler found nobody to ask
+            yield False
 
     async def _ask(
         self,
@@ -172,7 +188,8 @@ class ApprovalFlow:
         kind: Literal["rule", "person"],
     ) -> AsyncIterator[AgentEvent | ApprovalAnswer]:
         """Ask the front end: the event, the ``Notification`` hook, the card,
-        the answer recorded (and "always allow" remembered for a rule's ask)."""
+        the answer recorded (and "always allow" remembered for a rule's ask).
+        Yields no answer when the handler raised ``NobodyToAsk``."""
         assert self.handler is not None
         yield ApprovalRequested(call=call, reason=reason)
         shown = await lifecycle.fire(
@@ -185,9 +202,12 @@ class ApprovalFlow:
         for shown_event in shown.events:
             yield shown_event
         rules = tuple(gate.suggest(call, tool)) if kind == "rule" else ()
-        answer = await self.handler(
-            ApprovalRequest(call=call, tool=tool, reason=reason, rules=rules, cwd=cwd)
-        )
+        try:
+            answer = await self.handler(
+                ApprovalRequest(call=call, tool=tool, reason=reason, rules=rules, cwd=cwd)
+            )
+        except NobodyToAsk:
+            return  # no answer: the caller applies what holds when nobody can be asked
         added: tuple[str, ...] = ()
         if kind == "rule" and answer.allow and answer.always:
             added = tuple(gate.remember(call, tool, save=answer.save))

@@ -35,7 +35,13 @@ if TYPE_CHECKING:
         RuleSource,
         parse_rule,
     )
-    from .seam import ApprovalAnswer, ApprovalHandler, ApprovalRequest, PermissionGate
+    from .seam import (
+        ApprovalAnswer,
+        ApprovalHandler,
+        ApprovalRequest,
+        NobodyToAsk,
+        PermissionGate,
+    )
     from .settings import (
         LOCAL_SETTINGS,
         LoadedSettings,
@@ -62,7 +68,9 @@ _WHERE = {
         "BUILTIN", "SESSION", "Behavior", "Rule", "RuleError", "RuleProblem", "RuleSet",
         "RuleSource", "parse_rule",
     ),
-    "seam": ("ApprovalAnswer", "ApprovalHandler", "ApprovalRequest", "PermissionGate"),
+    "seam": (
+        "ApprovalAnswer", "ApprovalHandler", "ApprovalRequest", "NobodyToAsk", "PermissionGate",
+    ),
     "settings": (
         "LOCAL_SETTINGS", "LoadedSettings", "load_claude_settings", "load_local_settings",
         "load_project_settings", "rules_from_permissions", "save_local_rule",
@@ -93,6 +101,7 @@ __all__ = [
     "Matcher",
     "MatcherError",
     "Mode",
+    "NobodyToAsk",
     "Outcome",
     "PermissionGate",
     "PermissionRequest",

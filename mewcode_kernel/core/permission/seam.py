@@ -27,6 +27,7 @@ __all__ = [
     "ApprovalAnswer",
     "ApprovalHandler",
     "ApprovalRequest",
+    "NobodyToAsk",
     "PermissionGate",
 ]
 
@@ -58,6 +59,13 @@ class ApprovalAnswer:
 
 
 ApprovalHandler = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
+"""Raises ``NobodyToAsk`` when it finds that nobody can answer."""
+
+
+class NobodyToAsk(Exception):
+    """Raised by an ``ApprovalHandler`` that finds nobody can answer (an ACP
+    client that cannot show permission requests): the call is then decided
+    as if no handler were set (the headless policy; never a person's yes)."""
 
 
 class PermissionGate(Protocol):

@@ -1,0 +1,1 @@
+"""MewCode over the Agent Client Protocol."""
