@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ..errors import SessionError
 from ..session._files import SESSIONS_DIR, atomic_write, refuse_symlinks, safe_sessions_dir
+from ..session.load import own_session_dirs
 from .records import TurnRecord, is_digest
 from .signing import sign, verify
 
@@ -237,7 +238,8 @@ def stored_turns(root: Path, key: bytes) -> list[TurnRecord]:
     except SessionError as exc:
         raise ValueError(str(exc)) from None
     try:
-        names = sorted(e.name for e in os.scandir(base) if e.is_dir(follow_symlinks=False))
+        # the user's own sessions: in a shared project, others' sit beside them
+        names = sorted(e.name for e in own_session_dirs(base))
     except OSError:
         return []
     records = [r for name in names for r in CheckpointStore(base / name, key, root=root).records()]

@@ -15,6 +15,8 @@ that was sent never changes form, so the cached prefix stays valid.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 from pathlib import Path
 
@@ -90,8 +92,11 @@ def save_full_text(session_dir: Path, name: str, content: str) -> Path:
     ``tool-results``, or a result file, as one). ``OSError`` or
     ``UnsafeWriteError`` when it cannot be kept."""
     path = offload_path(session_dir, name)
-    session_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_within(path, content, [session_dir])
+    session_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    # a session's files are its user's alone, whatever the umask
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path.parent, 0o700)
+    atomic_write_within(path, content, [session_dir], mode=0o600)
     return path
 
 
