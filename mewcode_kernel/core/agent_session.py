@@ -478,16 +478,19 @@ class AgentSession:
     ) -> None:
         await self.aclose()
 
-    async def aclose(self) -> None:
-        """End the session (``SessionEnd``), stop its background tasks, close
-        its toolsets, its file and its provider (a replay checks for drift here)."""
+    async def aclose(self, reason: str = "the session closed while it ran") -> None:
+        """End the session: unfinished background tasks recorded interrupted
+        (``reason``) first, then ``SessionEnd``; close its toolsets, file and
+        provider (a replay checks for drift here)."""
         try:
+            if self._owns_tasks:
+                self.tasks.interrupt_all(reason)  # recorded before anything slow
             await self._end("exit")
             await self._hooks.aclose()
             self.subagents.close()
             self.task_records.close()
             if self._owns_tasks:
-                await self.tasks.aclose()
+                await self.tasks.aclose(reason)
             await self.agents.spec.tools.__aexit__(None, None, None)
         finally:
             self.log.close()
