@@ -104,6 +104,20 @@ class Server:
             if predicate(line):
                 return line
 
+    def wait_listening(self, port: int, *, timeout: float = 30) -> None:
+        """Until ``port`` accepts connections. Jupyter Server prints its URL and
+        binds its socket a moment later, from its event loop: connecting again
+        at once (a refused connection returns at once) bridges that moment."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited (code {self.proc.poll()}):\n{self.log()}")
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    return
+            os.sched_yield()
+        raise TimeoutError(f"{self.name} did not listen on {port} within {timeout:g} s")
+
     def stop(self, timeout: float = 20) -> None:
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)
@@ -240,14 +254,14 @@ class KernelSocket:
             if remaining <= 0:
                 raise TimeoutError(f"cell {msg_id} did not finish in {within:g} s: {cell.text}")
             msg = await self.next_message(remaining)
-            if msg.get("parent_header", {}).get("msg_id") != msg_id:
-                self.others.append(msg)
-                continue
-            if msg["channel"] == "shell" and msg["msg_type"] == "execute_reply":
+            mine = msg.get("parent_header", {}).get("msg_id") == msg_id
+            if mine and msg["channel"] == "shell" and msg["msg_type"] == "execute_reply":
                 cell.reply = msg
+            elif not mine or idle:  # another request's, or what followed this one's end
+                self.others.append(msg)
             elif msg["channel"] == "iopub":
                 if msg["msg_type"] == "status":
-                    idle = idle or msg["content"]["execution_state"] == "idle"
+                    idle = msg["content"]["execution_state"] == "idle"
                 else:
                     cell.messages.append(msg)
         return cell

@@ -106,7 +106,9 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
         name="Enterprise Gateway",
     )
     try:
-        server.wait_for_line(lambda line: "Enterprise Gateway" in line and "is available at" in line)
+        server.wait_for_line(
+            lambda line: "Enterprise Gateway" in line and "is available at" in line
+        )
         yield Gateway(url=f"http://127.0.0.1:{port}", token=token, home=home, server=server)
     finally:
         server.stop()
