@@ -167,7 +167,7 @@ def _config(
                 f"c.Spawner.environment = {env!r}",
                 "c.Spawner.start_timeout = 120",
                 "c.Spawner.http_timeout = 120",
-                "c.JupyterHub.services = [{'name': 'mewcode-test', 'api_token': %r}]" % token,
+                f"c.JupyterHub.services = [{{'name': 'mewcode-test', 'api_token': {token!r}}}]",
                 "c.JupyterHub.load_roles = [{'name': 'mewcode-test', 'services': ['mewcode-test'],"
                 " 'scopes': ['admin:users', 'admin:servers', 'access:servers', 'read:servers',"
                 " 'list:users', 'read:users']}]",
