@@ -153,3 +153,51 @@ async def test_an_agent_cell_runs_in_the_project_the_gateway_names(
     assert "Jupyter Enterprise Gateway" in doctor.text
     assert "ANTHROPIC_API_KEY (environment)" in doctor.text
     assert KEY not in doctor.text  # names only, never values
+
+
+async def test_a_key_the_gateway_does_not_pass_is_named_and_keys_env_supplies_it(
+    gateway: Gateway, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    with ScriptedServer([reply(text="Keyed from keys.env.")]) as model:
+        (project / ".mewcode.yaml").write_text(
+            "default_provider: claude\n"
+            "providers:\n"
+            "  claude:\n"
+            "    protocol: anthropic\n"
+            "    model: claude-sonnet-4-5\n"
+            f"    base_url: {model.base_url}\n"
+            "    api_key: ${ANTHROPIC_API_KEY}\n"
+        )
+        keys = gateway.home / "keys.env"
+        gateway.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+        async def agent_cell() -> str:
+            # the client sends no key: only KERNEL_* variables reach the kernel
+            kernel_id = gateway.start_kernel({"KERNEL_WORKING_DIR": str(project)})
+            ws = await gateway.socket(kernel_id)
+            try:
+                return (await ws.execute("%%agent\nWhich key?")).text
+            finally:
+                ws.close()
+                gateway.stop_kernel(kernel_id)
+
+        try:
+            missing = await agent_cell()
+            keys.write_text(f"export ANTHROPIC_API_KEY='{KEY}'\n")
+            keys.chmod(0o644)  # others could read it: refused, with the fix
+            exposed = await agent_cell()
+            keys.chmod(0o600)
+            keyed = await agent_cell()
+        finally:
+            keys.unlink(missing_ok=True)
+        assert model.errors == []
+    assert "${ANTHROPIC_API_KEY}" in missing and "which is not set" in missing, missing
+    assert "EG_CLIENT_ENVS" in missing and "c.GatewayClient.allowed_envs" in missing, missing
+    assert "keys.env" in missing, missing
+    assert "chmod 600" in exposed and KEY not in exposed, exposed
+    assert "Keyed from keys.env." in keyed, keyed
+    assert len(model.received) == 1
+    headers = {k.lower(): v for k, v in model.received[0].headers.items()}
+    assert KEY in headers.get("x-api-key", "") + headers.get("authorization", "")
