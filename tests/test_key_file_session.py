@@ -7,6 +7,8 @@ the file, and a file others can read stops the session with the fix."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -85,3 +87,48 @@ def test_a_key_file_others_can_read_stops_the_session_with_the_fix(
         with pytest.raises(ConfigError) as caught:
             open_session(tmp_path, home=tmp_path / "home", env={})
     assert f"chmod 600 {keys}" in str(caught.value) and SECRET not in str(caught.value)
+
+
+def _shared_project(tmp_path: Path, server: ScriptedServer) -> Path:
+    """A project everyone may write (the MewCode folder stays outside it)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    project.chmod(0o2777)
+    (project / "a.txt").write_text("old\n")
+    _project(tmp_path, server)
+    (tmp_path / ".mewcode.yaml").rename(project / ".mewcode.yaml")
+    return project
+
+
+def _modes(folder: Path) -> dict[str, int]:
+    return {
+        str(p.relative_to(folder)): stat.S_IMODE(p.lstat().st_mode)
+        for p in [folder, *folder.rglob("*")]
+    }
+
+
+async def test_a_real_sessions_files_are_private_under_an_open_umask(tmp_path: Path) -> None:
+    """Session log, checkpoints and offloaded output of a real turn in a project
+    everyone may write, with umask 0: none readable or writable by others."""
+    script = [
+        reply(tool_calls=[("write_file", {"path": "a.txt", "content": "new\n"})]),
+        reply(tool_calls=[("bash", {"command": "seq 1 200000"})]),
+        reply(text="done"),
+    ]
+    with ScriptedServer(script) as server:
+        project = _shared_project(tmp_path, server)
+        old = os.umask(0)
+        try:
+            session = open_session(project, approval_handler=allow, home=tmp_path / "home", env={})
+            await collect(session.run("Edit and count."))
+            await session.aclose()
+        finally:
+            os.umask(old)
+        server.assert_all_used()
+    [folder] = (project / ".mewcode" / "sessions").iterdir()
+    found = _modes(folder)
+    assert len(found) > 4, found  # log, meta, checkpoints, offloaded output
+    assert found["."] == 0o700
+    assert {k: oct(m) for k, m in found.items() if m & 0o077} == {}
+    home = _modes(tmp_path / "home" / ".mewcode")
+    assert all(not mode & 0o077 for mode in home.values()), home

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SessionError
+from ..ownership import ensure_private_dir
 from ..session._files import SESSIONS_DIR, atomic_write, refuse_symlinks, safe_sessions_dir
 from ..session.load import own_session_dirs
 from .records import TurnRecord, is_digest
@@ -147,7 +148,8 @@ class CheckpointStore:
         name = digest(data)
         target = self.blobs / name
         if not target.exists():
-            self.blobs.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # every folder made on the way is private too (mkdir's parents get the umask's)
+            ensure_private_dir(self.blobs)
             atomic_write(target, data)
         return name
 
@@ -166,7 +168,7 @@ class CheckpointStore:
 
     def save(self, record: TurnRecord) -> None:
         self._refuse_links()
-        self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        ensure_private_dir(self.path)
         signed = sign({**record.to_dict(), ROOT_FIELD: self.root}, self._key)
         data = json.dumps(signed, ensure_ascii=False, indent=1).encode()
         atomic_write(self.path / f"turn-{record.turn}.json", data)

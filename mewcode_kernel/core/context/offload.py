@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..fs.safe_write import UnsafeWriteError, atomic_write_within
 from ..messages import ToolResultBlock, ToolUseBlock
+from ..ownership import ensure_private_dir
 from .state import ContextState, Offloaded
 
 __all__ = [
@@ -92,7 +93,7 @@ def save_full_text(session_dir: Path, name: str, content: str) -> Path:
     ``tool-results``, or a result file, as one). ``OSError`` or
     ``UnsafeWriteError`` when it cannot be kept."""
     path = offload_path(session_dir, name)
-    session_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    ensure_private_dir(session_dir)
     # a session's files are its user's alone, whatever the umask
     with contextlib.suppress(FileExistsError):
         os.mkdir(path.parent, 0o700)
