@@ -55,17 +55,29 @@ def draws_live_widgets(shell: Any) -> bool:
 
 def previous_session_note(root: Path) -> str | None:
     """``new session (previous: <id>, /resume to continue)`` when the project
-    has a stored session (e.g. the kernel was restarted), else ``None``."""
+    has a stored session of the user's (e.g. the kernel was restarted, shut
+    down or culled; saying how many of its background tasks that cut off),
+    else ``None``."""
     from mewcode_kernel.core.errors import SessionError
+    from mewcode_kernel.core.locations import notebook_path
     from mewcode_kernel.core.session import list_sessions
+    from mewcode_kernel.core.session.records import task_table
 
     try:
-        latest = next(iter(list_sessions(root)), None)
+        infos = list_sessions(root)
+        if not infos:
+            return None
+        # this notebook's latest, when kernels said which notebook they served
+        here = notebook_path(root)
+        mine = [i for i in infos if i.notebook and here and (root / i.notebook) == here]
+        latest = (mine or infos)[0]
+        records = {r.get("id"): r for r in task_table(latest.path).read()}
     except (OSError, SessionError):  # a linked sessions folder: the first turn says so
         return None
-    if latest is None:
-        return None
-    return f"new session (previous: {latest.id}, /resume to continue)"
+    # the last record of each task; one still running was cut off with its kernel
+    cut = sum(1 for r in records.values() if r.get("state") in ("interrupted", "running", "queued"))
+    tasks = f", {cut} background task(s) interrupted: /tasks after /resume" if cut else ""
+    return f"new session (previous: {latest.id}{tasks}, /resume to continue)"
 
 
 @asynccontextmanager

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from .turn import TurnOutcome
 
 __all__ = [
+    "KERNEL_SHUTDOWN",
     "MAX_BACKGROUND",
     "AgentController",
     "close_all",
@@ -90,17 +91,28 @@ async def wait_background(shell: Any = None) -> None:
     await controller_for(shell).wait_background()
 
 
-async def close_all() -> None:
+#: why background work ends when the kernel does (the kernel cannot tell which)
+KERNEL_SHUTDOWN = "the kernel shut down while it ran (stopped, restarted or culled as idle)"
+
+
+async def close_all(reason: str = KERNEL_SHUTDOWN) -> None:
     """Close every controller's session (its MCP servers stop) and background
-    turns: the kernel calls it when it shuts down. Live "Revert" cards become
-    plain text first, so the saved notebook reads without the kernel."""
+    turns: the kernel calls it when it shuts down. Unfinished background work
+    is recorded as interrupted (``reason``) before anything else, so the
+    record holds even if the kernel is killed for taking too long; live
+    "Revert" cards become plain text next, so the saved notebook reads
+    without the kernel."""
+    controllers = list(_controllers.values())
+    for controller in controllers:
+        controller.interrupt_background(reason)
     settle_revert_cards()
-    await asyncio.gather(*(c.aclose() for c in list(_controllers.values())))
+    await asyncio.gather(*(c.aclose(reason) for c in controllers))
 
 
 class AgentController:
-    """Runs the agent cells of one shell. The project root is ``MEWCODE_ROOT``
-    or the working directory when the controller was made (the extension load).
+    """Runs the agent cells of one shell. The project root is ``MEWCODE_ROOT``,
+    else ``KERNEL_WORKING_DIR`` (a gateway's kernel), else the working
+    directory when the controller was made (the extension load).
     The session is entered when it is made (its MCP servers start) and closed
     by ``aclose``; background turns use its MCP servers, not servers of their own."""
 
@@ -119,6 +131,8 @@ class AgentController:
         if events is not None:
             events.register("post_run_cell", self.errors.post_run_cell)
         self._kernel_tools: KernelTools | None = None
+        #: stops reporting the session's background work as the kernel's activity
+        self._unwatch: Callable[[], None] | None = None
 
     # --- one cell ------------------------------------------------------------------
 
@@ -147,8 +161,7 @@ class AgentController:
         if self.session is not None and self.session.session_id is None:
             if unavailable_reason(self.session) is not None:
                 # its config may have been fixed since: read it again
-                stale, self.session = self.session, None
-                await stale.aclose()
+                await self.aclose("its session was reopened after a config change")
         if self.session is None:
             # Importing the core and the provider SDK can take seconds on a cold
             # kernel: done off the loop so the "starting…" line keeps ticking,
@@ -191,33 +204,51 @@ class AgentController:
     async def _adopt(self, session: AgentSession) -> None:
         """Enter ``session`` (its MCP servers start) and make it the one
         consecutive cells continue."""
+        from .activity import watch
+
         try:
             await session.__aenter__()
         except BaseException:  # e.g. interrupted while its MCP servers start
             await session.aclose()
             raise
         self.session = session
+        self._unwatch = watch(session.tasks)
 
-    async def aclose(self) -> None:
-        """Close the session (its background work stops with it)."""
+    def interrupt_background(self, reason: str) -> None:
+        """Record every unfinished background task as interrupted, and stop it."""
+        if self.session is not None:
+            self.session.tasks.interrupt_all(reason)
+
+    async def aclose(self, reason: str = KERNEL_SHUTDOWN) -> None:
+        """Close the session (its background work ends interrupted, ``reason``)."""
         session, self.session = self.session, None
-        if session is not None:
-            await session.aclose()
+        unwatch, self._unwatch = self._unwatch, None
+        try:
+            if session is not None:
+                await session.aclose(reason)
+        finally:
+            if unwatch is not None:
+                unwatch()
 
     def _open(self, *, foreground: bool = False, **kwargs: Any) -> AgentSession:
         """A new session (``foreground``: the one cells continue; the first of
         those notes the session a kernel restart left behind)."""
         from mewcode_kernel.core import open_session
         from mewcode_kernel.core.errors import MewcodeError
+        from mewcode_kernel.core.events import Notice
+        from mewcode_kernel.core.locations import locate_root
 
         if foreground and getattr(self.shell, "kernel", None) is not None:
             from .kernel_tools.tools import kernel_toolset
 
             kwargs["toolsets"] = [kernel_toolset(self.kernel_tools)]
         try:
-            session = open_session(self.start_dir, **kwargs)
+            located = locate_root(cwd=self.start_dir)
+            session = open_session(located.path, **kwargs)
         except (MewcodeError, ValueError) as exc:
             raise AgentCellError(str(exc)) from None
+        for problem in located.problems if foreground else ():
+            session.notify(Notice(level="warning", message=problem))
         if self._first_open and foreground:
             self._first_open = False
             self._previous_note = previous_session_note(session.root)
@@ -242,7 +273,7 @@ class AgentController:
         renderer.show_command(result)
         renderer.finish(None)
         if result.meta.get("widget") == "tasks" and renderer.shows_widgets:
-            self.boards.show(session.subagents.task_ids())
+            self.boards.show([info.id for info in session.task_records.tasks()])
         if call.options.out:
             self.shell.user_ns[call.options.out] = (
                 result.data if result.data is not None else result.markdown

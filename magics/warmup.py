@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 from pathlib import Path
 
@@ -50,7 +49,13 @@ def warm_up(root: Path) -> list[str]:
 
 def start_warm_up(root: Path | None = None) -> threading.Thread:
     """Run ``warm_up`` in a daemon thread (it never keeps the kernel from exiting)."""
-    where = Path(os.environ.get("MEWCODE_ROOT") or root or Path.cwd())
+    from mewcode_kernel.core.errors import ConfigError
+    from mewcode_kernel.core.locations import locate_root
+
+    try:
+        where = locate_root(root).path
+    except ConfigError:  # a bad MEWCODE_ROOT: the first cell says so
+        where = Path.cwd()
 
     def run() -> None:
         try:

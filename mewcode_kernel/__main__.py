@@ -1,13 +1,16 @@
 """``python -m mewcode_kernel install|uninstall`` manages the ``mewcode``
-kernelspec; ``python -m mewcode_kernel -f CONNECTION_FILE`` runs the kernel
-(that is what the kernelspec's ``argv`` says); ``--help`` says all this, and
-an unknown command is refused (it would otherwise start a kernel).
+kernelspec; ``python -m mewcode_kernel doctor`` checks where a kernel
+started here would run and what stands in its way (as ``/doctor``);
+``python -m mewcode_kernel -f CONNECTION_FILE`` runs the kernel (that is
+what the kernelspec's ``argv`` says); ``--help`` says all this, and an
+unknown command is refused (it would otherwise start a kernel).
 
     python -m mewcode_kernel install --sys-prefix     # into this virtualenv
     python -m mewcode_kernel install --user           # for the current user
     python -m mewcode_kernel install --prefix /tmp/x  # under a prefix (JUPYTER_PATH=/tmp/x/share/jupyter)
     python -m mewcode_kernel uninstall [--user | --sys-prefix | --prefix P]
     python -m mewcode_kernel acp                      # an ACP agent on stdio (mewcode-acp)
+    python -m mewcode_kernel doctor [--json]          # exit 1 when it finds a problem
 """
 
 from __future__ import annotations
@@ -19,7 +22,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["DISPLAY_NAME", "KERNEL_NAME", "USAGE", "install", "kernel_json", "main", "uninstall"]
+__all__ = [
+    "DISPLAY_NAME",
+    "KERNEL_NAME",
+    "USAGE",
+    "doctor",
+    "install",
+    "kernel_json",
+    "main",
+    "uninstall",
+]
+_COMMANDS = ("install", "uninstall", "doctor", "acp")
 
 KERNEL_NAME = "mewcode"
 DISPLAY_NAME = "MewCode (Python 3)"
@@ -71,6 +84,18 @@ def uninstall(*, user: bool = False, sys_prefix: bool = False, prefix: str | Non
     return str(spec_dir)
 
 
+def doctor(*, as_json: bool = False) -> int:
+    """Print the doctor's report for a kernel started here; 1 when it finds a problem."""
+    from .core.doctor import gather, inputs_without_session, text, to_data
+
+    checks = gather(inputs_without_session())
+    if as_json:
+        print(json.dumps(to_data(checks), indent=1))
+    else:
+        print(text(checks), end="")
+    return 0 if all(c.ok for c in checks) else 1
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m mewcode_kernel")
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -83,6 +108,8 @@ def _parser() -> argparse.ArgumentParser:
         where.add_argument("--user", action="store_true", help="for the current user")
         where.add_argument("--sys-prefix", action="store_true", help="in sys.prefix (a venv)")
         where.add_argument("--prefix", help="under this prefix (PREFIX/share/jupyter/kernels)")
+    check = sub.add_parser("doctor", help="check where a kernel started here would run")
+    check.add_argument("--json", action="store_true", help="the checks as JSON")
     return parser
 
 
@@ -99,6 +126,10 @@ commands:
                      remove it
   acp                MewCode as an Agent Client Protocol agent on stdio, for
                      chat panels (Zed, JupyterLab's chat); also mewcode-acp
+  doctor [--json]    check where a kernel started here would run (project root,
+                     notebook, MEWCODE_HOME, provider keys by name, sandbox, trust,
+                     MCP servers, gateway) and print each problem with its fix;
+                     exit status 1 when there is one
   -f CONNECTION_FILE [kernel options]
                      run the kernel (what Jupyter does; see the kernelspec)
   --help-kernel      the kernel's own options (IPython's)
@@ -117,10 +148,10 @@ def main(argv: list[str] | None = None) -> int:
         return acp_main(argv[1:])
     if argv and argv[0] == "--help-kernel":
         argv[0] = "--help"
-    elif argv and not argv[0].startswith("-") and argv[0] not in {"install", "uninstall"}:
+    elif argv and not argv[0].startswith("-") and argv[0] not in _COMMANDS:
         import difflib
 
-        near = difflib.get_close_matches(argv[0], ["install", "uninstall", "acp"], n=1)
+        near = difflib.get_close_matches(argv[0], list(_COMMANDS), n=1)
         hint = f"; did you mean {near[0]!r}?" if near else ""
         print(
             f"python -m mewcode_kernel: unknown command {argv[0]!r}{hint}\n\n{USAGE}",
@@ -128,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    if argv and argv[0] == "doctor":
+        return doctor(as_json=_parser().parse_args(argv).json)
     if argv and argv[0] in {"install", "uninstall"}:
         args = _parser().parse_args(argv)
         where = {"user": args.user, "sys_prefix": args.sys_prefix, "prefix": args.prefix}

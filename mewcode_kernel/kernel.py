@@ -12,6 +12,7 @@ from types import FrameType, ModuleType
 from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
+from traitlets import Float
 
 from . import __version__
 
@@ -45,11 +46,28 @@ class MewcodeKernel(IPythonKernel):
     the kernel as idle while an agent cell runs). JupyterLab 4.6 sends widget
     messages on a kernel subshell once it has one: those get their statuses
     from ipykernel, and here too the running cell's "busy" follows.
+
+    Background work is activity: while a background task is queued or running
+    (``magics.activity``), the kernel reports itself busy on behalf of the
+    cell that launched it (after every "idle" of other requests, too), and
+    says so again every ``activity_interval`` seconds, so Jupyter Server's
+    culler never takes it for idle (``cull_busy`` or not) and JupyterHub sees
+    the server active. When the work ends, that cell's "idle" follows. A
+    kernel shut down anyway (culled, stopped, restarted) records its
+    unfinished tasks as interrupted before anything else (``close_all``).
     """
 
     implementation = "mewcode"
     implementation_version = __version__
     banner = BANNER
+
+    activity_interval = Float(
+        60.0,
+        config=True,
+        help="Seconds between the reports of activity a kernel with background work "
+        "sends (each refreshes Jupyter Server's last activity for its culler); below a "
+        "culler's cull_idle_timeout when it has cull_busy set.",
+    )
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -59,6 +77,10 @@ class MewcodeKernel(IPythonKernel):
         # so that "busy" can never follow the finished cell's "idle".
         self._executing_lock = threading.Lock()
         self._warming: threading.Thread | None = None
+        #: the cell whose background work is running (busy is reported for it)
+        self._background: dict[str, Any] | None = None
+        self._last_execute: dict[str, Any] | None = None
+        self._heartbeat: asyncio.TimerHandle | None = None
         try:
             from magics import interrupt
 
@@ -66,6 +88,9 @@ class MewcodeKernel(IPythonKernel):
             self._interrupt = interrupt
             if self.shell is not None:
                 self.shell.extension_manager.load_extension("magics")
+            from magics import activity
+
+            activity.set_listener(self._background_changed)
         except Exception:  # a broken install must not keep Python itself from starting
             self.log.exception("MewCode: the magics extension could not be loaded")
 
@@ -79,7 +104,7 @@ class MewcodeKernel(IPythonKernel):
             self._warming = start_warm_up()
 
     async def execute_request(self, stream: Any, ident: Any, parent: dict[str, Any]) -> None:
-        self._executing = parent
+        self._executing = self._last_execute = parent
         try:
             await super().execute_request(stream, ident, parent)
         finally:
@@ -120,6 +145,45 @@ class MewcodeKernel(IPythonKernel):
         if header.get("msg_type") not in {"comm_open", "comm_msg", "comm_close"}:
             return None
         return dict(header)
+
+    # --- background work as activity -------------------------------------------------
+
+    def _publish_status(self, status: str, channel: str, parent: Any = None) -> None:
+        super()._publish_status(status, channel, parent)
+        background = self._background
+        if status == "idle" and background is not None:
+            # the request just answered is done, the background work is not
+            super()._publish_status("busy", "shell", parent=background)
+
+    def _background_changed(self, active: bool) -> None:
+        """Background work started (``active``) or the last of it ended."""
+        if active and self._background is None:
+            self._background = self._executing or self._last_execute
+            if self._background is not None and self._executing is None:
+                super()._publish_status("busy", "shell", parent=self._background)
+            self._schedule_heartbeat()
+        elif not active and self._background is not None:
+            parent, self._background = self._background, None
+            if self._heartbeat is not None:
+                self._heartbeat.cancel()
+                self._heartbeat = None
+            if self._executing is None:
+                super()._publish_status("idle", "shell", parent=parent)
+
+    def _schedule_heartbeat(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on the shell's loop: its next change reschedules
+            return
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+        self._heartbeat = loop.call_later(self.activity_interval, self._beat)
+
+    def _beat(self) -> None:
+        self._heartbeat = None
+        if self._background is not None:
+            super()._publish_status("busy", "shell", parent=self._background)
+            self._schedule_heartbeat()
 
     async def do_shutdown(self, restart: bool) -> dict[str, Any]:
         """Close the agent sessions first, so their MCP servers stop cleanly."""

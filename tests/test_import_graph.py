@@ -39,13 +39,18 @@ LAYERS: tuple[frozenset[str], ...] = (
             "frontmatter",
             "userdirs",
             "project_paths",
+            "ownership",
+            "locations",
+            "key_file",
         }
     ),
     frozenset({"config", "fs", "prompt", "conversation", "sandbox", "trust"}),
     frozenset({"providers"}),
     frozenset({"tools"}),
     frozenset({"permission", "mcp"}),
-    frozenset({"context", "session", "skills", "tasks", "hooks", "checkpoints", "telemetry"}),
+    frozenset(
+        {"context", "session", "skills", "tasks", "hooks", "checkpoints", "telemetry", "doctor"}
+    ),
     frozenset({"agent"}),
     frozenset({"subagents"}),
     frozenset({"agent_context", "agent_safety", "session_log", "session_hooks"}),

@@ -53,7 +53,8 @@ def test_create_writes_meta_and_an_empty_conversation(tmp_path: Path):
         assert (writer.path.stat().st_mode & 0o777) == 0o700
         meta = json.loads((writer.path / META_FILE).read_text())
     assert set(meta) == {
-        "version", "id", "provider", "model", "created", "updated", "title", "first_prompt"
+        "version", "id", "provider", "model", "created", "updated", "title", "first_prompt",
+        "notebook",
     }  # fmt: skip
     assert (meta["id"], meta["provider"], meta["model"]) == (
         writer.id,

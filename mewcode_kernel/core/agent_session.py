@@ -1,11 +1,9 @@
-"""``AgentSession``: the one object a front end drives, a facade over the
-parts ``session_parts`` wires: it runs turns as an event stream, and takes
-what front ends change between turns (``for_cell``: provider, mode, role
-and who answers approvals for one cell; ``trust_project``). Its agent is
-built whole by ``SessionAgent``, and rebuilt, never changed in place;
-``SessionLog`` keeps the conversation on disk, lazily. Use it as an async
-context manager (``async with open_session(...) as session``): entering
-opens its toolsets (MCP servers), leaving ends the session (``SessionEnd``).
+"""``AgentSession``: the one object a front end drives, a facade over the parts
+``session_parts`` wires: it runs turns as an event stream and takes what front
+ends change between turns (``for_cell``, ``trust_project``). Its agent is built
+whole by ``SessionAgent`` and rebuilt, never changed; ``SessionLog`` keeps the
+conversation on disk. Use it as ``async with open_session(...) as session``:
+entering opens its toolsets (MCP servers), leaving ends it (``SessionEnd``).
 
 Vocabulary: a *session* is one conversation with its log on disk;
 ``AgentSession`` is its live handle and ``core.session`` stores it.
@@ -44,9 +42,7 @@ from .session import LoadedSession
 from .session_hooks import SessionHooks
 from .session_log import SessionLog
 from .session_parts import build_parts
-from .subagents import (
-    AgentDefinition,
-)
+from .subagents import AgentDefinition
 from .tasks import TaskInfo, TaskManager
 from .tasks.manager import Work
 from .tools import ToolRegistry, Toolset
@@ -61,15 +57,12 @@ StartSource = Literal["startup", "clear"]
 class AgentSession:
     """A conversation with the agent in one project root.
 
-    ``home``: the user's home (tests inject one); ``hooks``: the lifecycle's
-    dispatcher (default none); ``tasks``: runs background work (default one
-    of its own, stopped with the session). A registry given as ``tools``
-    gets what it lists (default: the built-ins, skill tools, ``Agent`` and
-    the task tools). ``trust`` and ``sandbox`` default to the project's;
-    ``mcp`` holds the MCP servers, started on entering and stopped on
-    closing unless ``owns_mcp`` is false. ``toolsets``: the front end's own
-    tools (a notebook's). ``extensions_home`` (default ``home``): where the
-    user's own skills, agents, instructions and memory are read.
+    ``home``: the user's home; ``hooks``: the lifecycle's dispatcher; ``tasks``:
+    runs background work (default its own). ``tools``: a registry (default the
+    built-ins, skill, ``Agent`` and task tools). ``trust``/``sandbox`` default to
+    the project's; ``mcp``: servers started on entering, stopped on closing
+    unless ``owns_mcp`` is false. ``toolsets``: the front end's own tools.
+    ``extensions_home`` (default ``home``): the user's skills, agents, memory.
     """
 
     def __init__(
@@ -484,17 +477,20 @@ class AgentSession:
     ) -> None:
         await self.aclose()
 
-    async def aclose(self) -> None:
-        """End the session (``SessionEnd``), stop its background tasks, close
-        its toolsets, its file and its provider (a replay checks for drift here)."""
+    async def aclose(self, reason: str = "the session closed while it ran") -> None:
+        """End the session: unfinished background tasks recorded interrupted
+        (``reason``) first, then ``SessionEnd``; close its toolsets, file and
+        provider (a replay checks for drift here)."""
         try:
+            if self._owns_tasks:
+                self.tasks.interrupt_all(reason)  # recorded before anything slow
             await self._end("exit")
             self.telemetry.close()
             await self._hooks.aclose()
             self.subagents.close()
             self.task_records.close()
             if self._owns_tasks:
-                await self.tasks.aclose()
+                await self.tasks.aclose(reason)
             await self.agents.spec.tools.__aexit__(None, None, None)
         finally:
             self.log.close()

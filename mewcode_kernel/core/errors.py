@@ -10,7 +10,8 @@ Real errors, under one root::
      │    └── ReplayMismatch a replayed request differs from the cassette
      ├── ToolError          a tool refused its input or failed (becomes an error result)
      ├── SessionError       a session cannot be found or read
-     │    └── SessionInUse  another process is writing the session
+     │    ├── SessionInUse  another process is writing the session
+     │    └── SessionNotYours  another user's session (never read, locked or resumed)
      └── SkillError         a skill cannot be parsed, found, run or installed
 
 Cancelling a turn is not an error: the task running it is cancelled
@@ -26,6 +27,7 @@ __all__ = [
     "ReplayMismatch",
     "SessionError",
     "SessionInUse",
+    "SessionNotYours",
     "SkillError",
     "ToolError",
 ]
@@ -107,3 +109,13 @@ class SessionInUse(SessionError):
         super().__init__(message)
         self.session_id = session_id
         self.pid = pid
+
+
+class SessionNotYours(SessionError):
+    """The session belongs to another user (another uid owns its folder):
+    MewCode never reads, locks, resumes or forks it. ``owner`` names them."""
+
+    def __init__(self, message: str, *, session_id: str, owner: str) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.owner = owner

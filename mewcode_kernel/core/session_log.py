@@ -14,6 +14,7 @@ from typing import Any
 
 from .conversation import Conversation
 from .events import Notice
+from .locations import notebook_path
 from .messages import Message
 from .session import LoadedSession, SessionStore, SessionWriter, resolve_session_id
 
@@ -27,6 +28,17 @@ class SessionLog:
         self.root = root
         self._redact = redact
         self.writer: SessionWriter | None = None
+
+    @property
+    def notebook(self) -> str | None:
+        """The notebook this kernel serves (``JPY_SESSION_NAME``), relative to
+        the project when inside it: recorded in each new session's meta."""
+        path = notebook_path(self.root)
+        if path is None:
+            return None
+        return (
+            path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else str(path)
+        )
 
     @property
     def id(self) -> str | None:
@@ -49,7 +61,7 @@ class SessionLog:
         if self.writer is not None:
             return False
         self.writer = SessionStore.create(
-            self.root, provider=provider, model=model, redact=self._redact
+            self.root, provider=provider, model=model, redact=self._redact, notebook=self.notebook
         )
         for message in conversation.messages:
             self.writer.append(message)

@@ -17,22 +17,25 @@ from pathlib import Path
 from .agent.spec import DEFAULT_MAX_TURNS
 from .agent_session import AgentSession
 from .config import McpServerConfig, ResolvedConfig, load_config
+from .config.providers import ENV_API_KEY
 from .events import Notice
 from .hooks import HookEngine
+from .key_file import read_key_file, with_key_file
 from .lifecycle import LifecycleDispatcher
+from .locations import forwarding_hint, locate_root
 from .mcp import McpToolset
 from .permission import ApprovalHandler, Mode, PermissionGate
 from .providers.factory import build_provider
 from .tasks import TaskManager
 from .tools import Toolset
 from .trust import assess_project
-from .userdirs import display_path, mewcode_home, user_home
+from .userdirs import display_path, mewcode_home, prepare_home, user_home
 
-__all__ = ["REPLAY_LEAVES_OUT", "open_session", "replay_home"]
+__all__ = ["NO_KEY_UNDER_GATEWAY", "REPLAY_LEAVES_OUT", "open_session", "replay_home"]
 
 
 def open_session(
-    root: str | os.PathLike[str] = ".",
+    root: str | os.PathLike[str] | None = None,
     *,
     provider: str | None = None,
     model: str | None = None,
@@ -63,12 +66,23 @@ def open_session(
     ACP client's); a configured server keeps its name, and each added one
     starts only as its ``scope`` and ``trust_item`` allow.
 
+    The project is ``MEWCODE_ROOT``, else ``root``, else ``KERNEL_WORKING_DIR``,
+    else the working directory (``locations.locate_root``). The user's
+    MewCode folder must be theirs alone (``userdirs.prepare_home``), and
+    ``keys.env`` in it fills the provider keys the environment lacks.
+
     Raises ``ConfigError`` when the selected provider cannot be used (unknown
-    name, missing variable); problems in config files become warnings.
+    name, missing variable), when ``MEWCODE_ROOT`` names no folder, or when
+    the MewCode folder or its key file is not the user's alone; problems in
+    config files become warnings.
     """
-    root_path = Path(os.environ.get("MEWCODE_ROOT") or root).resolve()
+    located = locate_root(root)
+    root_path = located.path
+    prepare_home(home)
+    base_env = os.environ if env is None else env
+    keyed = with_key_file(base_env, read_key_file(home))
     trust = assess_project(root_path, home=home)
-    config = load_config(root_path, home=home, env=env, trust=trust)
+    config = load_config(root_path, home=home, env=keyed, trust=trust)
     if more_mcp_servers:
         config = replace(config, mcp_servers={**more_mcp_servers, **config.mcp_servers})
     settings = config.select_provider(provider, model)
@@ -81,7 +95,7 @@ def open_session(
         personal = replay_home()
         left_out = _personal_setup(home, config)
         config = _without_user_servers(config)
-    servers = mcp or _mcp_servers(root_path, config, env, project_trusted)
+    servers = mcp or _mcp_servers(root_path, config, base_env, project_trusted)
     session = AgentSession(
         root_path,
         config=config,
@@ -95,7 +109,7 @@ def open_session(
         hooks=hooks,
         tasks=tasks,
         trust=trust,
-        env=env,
+        env=keyed if keyed is not base_env else env,
         mcp=servers,
         owns_mcp=mcp is None,
         toolsets=toolsets,
@@ -105,6 +119,12 @@ def open_session(
         session.notify(
             Notice(level="info", message=REPLAY_LEAVES_OUT.format(what=", ".join(left_out)))
         )
+    for problem in located.problems:
+        session.notify(Notice(level="warning", message=problem))
+    if settings.is_offline and replay_from is None:
+        hint = forwarding_hint(ENV_API_KEY.values(), keyed)
+        if hint:  # a key left behind by the gateway: say so rather than replay in silence
+            session.notify(Notice(level="warning", message=NO_KEY_UNDER_GATEWAY.format(hint=hint)))
     if hooks is None:
         session.use_hooks(
             HookEngine(
@@ -134,6 +154,9 @@ def open_session(
     return session
 
 
+NO_KEY_UNDER_GATEWAY = (
+    "No provider key reached this kernel, so the offline demo recording plays: {hint}."
+)
 REPLAY_LEAVES_OUT = (
     "The offline replay leaves out your own {what}: the recording was made without them. "
     "With a model configured, they are used."

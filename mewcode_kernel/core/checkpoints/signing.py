@@ -21,6 +21,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from ..ownership import ensure_private_dir
 from ..userdirs import mewcode_home
 
 __all__ = ["KEY_FILE", "MAC_FIELD", "sign", "user_key", "verify"]
@@ -76,7 +77,7 @@ def user_key(home: Path | None = None) -> bytes:
     if key is not None:
         return key
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        ensure_private_dir(path.parent)
         tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:

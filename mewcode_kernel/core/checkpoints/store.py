@@ -32,7 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SessionError
+from ..ownership import ensure_private_dir
 from ..session._files import SESSIONS_DIR, atomic_write, refuse_symlinks, safe_sessions_dir
+from ..session.load import own_session_dirs
 from .records import TurnRecord, is_digest
 from .signing import sign, verify
 
@@ -146,7 +148,8 @@ class CheckpointStore:
         name = digest(data)
         target = self.blobs / name
         if not target.exists():
-            self.blobs.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # every folder made on the way is private too (mkdir's parents get the umask's)
+            ensure_private_dir(self.blobs)
             atomic_write(target, data)
         return name
 
@@ -165,7 +168,7 @@ class CheckpointStore:
 
     def save(self, record: TurnRecord) -> None:
         self._refuse_links()
-        self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        ensure_private_dir(self.path)
         signed = sign({**record.to_dict(), ROOT_FIELD: self.root}, self._key)
         data = json.dumps(signed, ensure_ascii=False, indent=1).encode()
         atomic_write(self.path / f"turn-{record.turn}.json", data)
@@ -237,7 +240,8 @@ def stored_turns(root: Path, key: bytes) -> list[TurnRecord]:
     except SessionError as exc:
         raise ValueError(str(exc)) from None
     try:
-        names = sorted(e.name for e in os.scandir(base) if e.is_dir(follow_symlinks=False))
+        # the user's own sessions: in a shared project, others' sit beside them
+        names = sorted(e.name for e in own_session_dirs(base))
     except OSError:
         return []
     records = [r for name in names for r in CheckpointStore(base / name, key, root=root).records()]

@@ -47,7 +47,8 @@ def _tokens(n: int) -> str:
 
 @command("tasks", help="Show this session's background tasks (live in a notebook).")
 async def tasks_command(session: AgentSession, args: str) -> CommandResult:
-    infos = session.subagents.tasks()
+    # turns and subagents alike, restored ones too (interrupted by a kernel's end)
+    infos = session.task_records.tasks()
     if not infos:
         return CommandResult(
             markdown="No background tasks in this session.", data=[], meta={"widget": "tasks"}
@@ -60,9 +61,11 @@ async def tasks_command(session: AgentSession, args: str) -> CommandResult:
     for i in infos:
         elapsed = (i.ended_at or now) - i.started_at if i.started_at else 0.0
         tokens = _tokens(i.usage.total_input_tokens + i.usage.output_tokens)
+        # an interrupted or failed task says why where its activity would be
+        said = i.error if i.state in ("interrupted", "failed") and i.error else i.last_activity
         lines.append(
             f"| `{i.id}` | {_cell(i.name)} | {_cell(i.role)} | {i.state} | {elapsed:.0f} s "
-            f"| {tokens} | {i.tool_count} | {_cell(i.last_activity[:80])} |"
+            f"| {tokens} | {i.tool_count} | {_cell(said[:80])} |"
         )
     return CommandResult(
         markdown="\n".join(lines),

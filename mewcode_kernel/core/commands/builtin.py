@@ -51,23 +51,27 @@ async def clear_command(session: AgentSession, args: str) -> CommandResult:
     )
 
 
-@command("sessions", help="List this project's stored sessions, newest first.")
+@command("sessions", help="List your stored sessions of this project, newest first.")
 async def sessions_command(session: AgentSession, args: str) -> CommandResult:
     try:
         infos = list_sessions(session.root)
     except SessionError as exc:
         return _fail(str(exc))
     if not infos:
-        return CommandResult(markdown="No stored sessions in this project yet.", data=[])
+        return CommandResult(markdown="No stored sessions of yours in this project yet.", data=[])
+    # which notebook each came from, when kernels said (JPY_SESSION_NAME)
+    notebooks = any(info.notebook for info in infos)
+    extra = (" notebook |", " --- |") if notebooks else ("", "")
     lines = [
-        "| | session | updated (UTC) | messages | first prompt |",
-        "| --- | --- | --- | --- | --- |",
+        f"| | session | updated (UTC) | messages |{extra[0]} first prompt |",
+        f"| --- | --- | --- | --- |{extra[1]} --- |",
     ]
     for info in infos:
         mark = "▶" if info.id == session.session_id else ""
+        where = f" {_cell(info.notebook or '')} |" if notebooks else ""
         lines.append(
             f"| {mark} | `{info.id}` | {info.updated:%Y-%m-%d %H:%M} | {info.message_count} "
-            f"| {_cell(info.first_prompt)} |"
+            f"|{where} {_cell(info.first_prompt)} |"
         )
     lines.append("\n`/resume ID` (or `%%agent --resume ID`) continues one; an id prefix is enough.")
     return CommandResult(markdown="\n".join(lines), data=infos)
@@ -75,7 +79,7 @@ async def sessions_command(session: AgentSession, args: str) -> CommandResult:
 
 @command(
     "resume",
-    help="Continue a stored session (default: the most recent other one); "
+    help="Continue a stored session (default: the most recent other one, this notebook's first); "
     "--fork continues a copy in a new session (for one in use by another kernel).",
     usage="[ID] [--fork]",
 )
@@ -90,8 +94,10 @@ async def resume_command(session: AgentSession, args: str) -> CommandResult:
             return _fail(f"Cannot resume: {exc}")
         others = [s for s in others if s.problem is None]  # flagged ones cannot be resumed
         if not others:
-            return _fail("There is no other stored session to resume in this project.")
-        target = others[0].id
+            return _fail("There is no other stored session of yours to resume in this project.")
+        # this notebook's latest first, when kernels said which notebook they served
+        here = [s for s in others if s.notebook and s.notebook == session.log.notebook]
+        target = (here or others)[0].id
     try:
         loaded = await session.resume(target, fork=fork)
     except SessionError as exc:

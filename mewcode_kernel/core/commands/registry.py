@@ -55,6 +55,7 @@ _MODULES: tuple[str, ...] = (
     "mcp",
     "hooks",
     "rewind",
+    "doctor",
 )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from ..errors import ConfigError
+from ..locations import forwarding_hint
 from ._expand import expand_vars
 from ._layer import PROJECT_CONFIG, Layer
 from .providers import ENV_API_KEY, ENV_BASE_URL, default_model
@@ -51,8 +52,9 @@ class _Draft:
             value, missing = expand_vars(text, env)
             if missing:
                 names = ", ".join(f"${{{m}}}" for m in missing)
+                hint = forwarding_hint(missing, env)
                 problems[f] = ConfigError(
-                    f"{f} uses {names}, which is not set",
+                    f"{f} uses {names}, which is not set" + (f"; {hint}" if hint else ""),
                     path=str(layer.path),
                     line=layer.line_of(("providers", self.name, f)),
                     field=f"providers.{self.name}.{f}",
@@ -104,10 +106,12 @@ class _Draft:
             if api_key is None and "api_key" not in self.problems:
                 api_key = env.get(ENV_API_KEY[protocol]) or None
                 if api_key is None and base_url is None:
+                    hint = forwarding_hint([ENV_API_KEY[protocol]], env)
                     problems.append(
                         self._error(
                             "api_key",
-                            f"no API key: set api_key in this entry or {ENV_API_KEY[protocol]}",
+                            f"no API key: set api_key in this entry or {ENV_API_KEY[protocol]}"
+                            + (f"; {hint}" if hint else ""),
                         )
                     )
         return ConfiguredProvider(

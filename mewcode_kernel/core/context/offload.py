@@ -15,11 +15,14 @@ that was sent never changes form, so the cached prefix stays valid.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 from pathlib import Path
 
 from ..fs.safe_write import UnsafeWriteError, atomic_write_within
 from ..messages import ToolResultBlock, ToolUseBlock
+from ..ownership import ensure_private_dir
 from .state import ContextState, Offloaded
 
 __all__ = [
@@ -90,8 +93,11 @@ def save_full_text(session_dir: Path, name: str, content: str) -> Path:
     ``tool-results``, or a result file, as one). ``OSError`` or
     ``UnsafeWriteError`` when it cannot be kept."""
     path = offload_path(session_dir, name)
-    session_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_within(path, content, [session_dir])
+    ensure_private_dir(session_dir)
+    # a session's files are its user's alone, whatever the umask
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path.parent, 0o700)
+    atomic_write_within(path, content, [session_dir], mode=0o600)
     return path
 
 

@@ -145,8 +145,10 @@ def atomic_write_within(
     *,
     encoding: str = "utf-8",
     create_parents: bool = True,
+    mode: int = 0o666,
 ) -> None:
     """Write ``data`` to the resolved ``path`` atomically (temp file + rename).
+    A new file gets ``mode`` (less the umask); a replaced one keeps its own.
 
     The temporary file is created next to the target through a directory
     descriptor reached without following symlinks; the rename replaces the
@@ -170,7 +172,7 @@ def atomic_write_within(
             keep_mode = stat.S_IMODE(st.st_mode)
         tmp = f".{name[:80]}.{secrets.token_hex(6)}.mewcode-tmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-        fd = os.open(tmp, flags, 0o666, dir_fd=dir_fd)
+        fd = os.open(tmp, flags, mode, dir_fd=dir_fd)
         try:
             try:
                 if keep_mode is not None:

@@ -13,7 +13,6 @@ stderr goes to its log file through the session's redactor (``transport``).
 
 from __future__ import annotations
 
-import re
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from pathlib import Path
 from ..child_env import DEFAULT_ALLOWLIST, NEVER_INHERITED, ChildEnv
 from ..config import McpServerConfig
 from ..redaction import Redactor
+from .log_file import log_path
 
 __all__ = [
     "DEFAULT_ENV_ALLOWLIST",
@@ -33,8 +33,6 @@ __all__ = [
 
 DEFAULT_ENV_ALLOWLIST = DEFAULT_ALLOWLIST
 """Host variables a stdio server inherits (``core.child_env``'s, for every process)."""
-
-_UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -51,11 +49,6 @@ class StdioLaunch:
     sandboxed: bool = False
     #: takes known secrets out of what the server prints to its log
     redactor: Redactor = field(default_factory=Redactor, repr=False)
-
-
-def log_path(root: Path, server: str) -> Path:
-    """Where a server's stderr goes: ``.mewcode/logs/mcp-<server>.log``."""
-    return root / ".mewcode" / "logs" / f"mcp-{_UNSAFE_FILE_CHARS.sub('_', server)}.log"
 
 
 def stdio_launch(

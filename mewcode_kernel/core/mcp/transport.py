@@ -24,7 +24,6 @@ import select
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
@@ -37,12 +36,12 @@ from ..child_env import child_env
 from ..config import McpServerConfig
 from ..redaction import Redactor
 from .launch import StdioLaunch
+from .log_file import open_log
 
 __all__ = ["open_transport"]
 
 # connect / write / pool as the SDK's own default client; a response stream may stay open long
 _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
-_LOG_ROTATE_BYTES = 5 * 2**20
 # the SDK puts these from this process's environment under the server's own
 _SDK_INHERITS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 _QUIET = 0.3  # seconds without output after which held-back output is written
@@ -107,10 +106,7 @@ class _ScrubbedLog:
 
     @classmethod
     def open(cls, launch: StdioLaunch, name: str) -> _ScrubbedLog:
-        path = launch.log_path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _rotate(path)
-        log = cls(path.open("a", encoding="utf-8"), launch.redactor)
+        log = cls(open_log(launch.log_path, launch.cwd), launch.redactor)
         where = " (in the OS sandbox)" if launch.sandboxed else ""
         log.note(f"starting MCP server {name!r}: {launch.program or launch.command}{where}")
         return log
@@ -170,14 +166,6 @@ class _ScrubbedLog:
             self._closed = True
             if not self._reader.is_alive():
                 self._file.close()
-
-
-def _rotate(path: Path) -> None:
-    try:
-        if path.stat().st_size > _LOG_ROTATE_BYTES:
-            path.replace(path.with_name(path.name + ".1"))
-    except FileNotFoundError:
-        pass
 
 
 class _WatchedReadStream:

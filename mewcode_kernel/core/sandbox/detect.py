@@ -16,7 +16,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["BWRAP_ENV", "SandboxSupport", "detect", "find_bwrap", "probe"]
+__all__ = ["BWRAP_ENV", "SandboxSupport", "detect", "find_bwrap", "probe", "user_namespaces"]
 
 BWRAP_ENV = "MEWCODE_BWRAP"
 _PROBE_TIMEOUT = 10.0
@@ -100,3 +100,38 @@ def _version(bwrap: str) -> str:
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return out.stdout.decode("utf-8", "replace").strip()
+
+
+def _sysctl(name: str) -> str | None:
+    try:
+        with open(f"/proc/sys/{name}", encoding="ascii") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def user_namespaces() -> tuple[bool | None, str]:
+    """Whether this kernel lets this user make user namespaces (bubblewrap
+    needs them), as the kernel's settings say: ``(allowed, why)``, with the
+    setting to change when they are off (``None``: nothing says)."""
+    limit = _sysctl("user/max_user_namespaces")
+    if limit == "0":
+        return (
+            False,
+            "user.max_user_namespaces is 0 (fix: sysctl -w user.max_user_namespaces=15000)",
+        )
+    clone = _sysctl("kernel/unprivileged_userns_clone")
+    if clone == "0" and os.geteuid() != 0:
+        return False, (
+            "kernel.unprivileged_userns_clone is 0 (fix: sysctl -w "
+            "kernel.unprivileged_userns_clone=1)"
+        )
+    if _sysctl("kernel/apparmor_restrict_unprivileged_userns") == "1" and os.geteuid() != 0:
+        return False, (
+            "AppArmor restricts unprivileged user namespaces (fix: an AppArmor profile for "
+            "bwrap, as Ubuntu's bwrap-userns-restrict, or sysctl -w "
+            "kernel.apparmor_restrict_unprivileged_userns=0)"
+        )
+    if limit is None:
+        return None, "this system does not say (no /proc/sys/user/max_user_namespaces)"
+    return True, f"allowed (user.max_user_namespaces is {limit})"

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from ..errors import SessionError
 from ..messages import Message
+from ..ownership import owner_name
 
 __all__ = [
     "COMPACT_MARKER",
@@ -101,6 +102,14 @@ def _link_error(path: Path) -> SessionError:
     )
 
 
+def _refuse_foreign(path: Path, st: os.stat_result) -> None:
+    if st.st_uid != os.geteuid():
+        raise SessionError(
+            f"{path} belongs to another user ({owner_name(st.st_uid)}): MewCode never reads or "
+            "writes another user's session files"
+        )
+
+
 def _refuse_irregular(path: Path, mode: int) -> None:
     if stat.S_ISLNK(mode):
         raise _link_error(path)
@@ -117,9 +126,11 @@ def open_regular(path: Path, flags: int, mode: int = 0o600) -> int:
     through a symbolic link (``O_NOFOLLOW``) and never blocking on a FIFO
     (``O_NONBLOCK``; a no-op for regular files). ``SessionError`` naming
     ``path`` when it is a link or not a regular file (a cloned repository can
-    ship ``.lock`` as a link to ``~/.bashrc``, which locking would truncate);
-    other failures raise ``OSError`` (``FileNotFoundError`` without
-    ``O_CREAT``)."""
+    ship ``.lock`` as a link to ``~/.bashrc``, which locking would truncate),
+    or when another user owns it (in a shared project, a file planted in a
+    session folder swapped under us); a file it creates is ``mode`` (``0600``:
+    the user's alone). Other failures raise ``OSError`` (``FileNotFoundError``
+    without ``O_CREAT``)."""
     try:
         _refuse_irregular(path, os.lstat(path).st_mode)  # no open of a device at all
     except FileNotFoundError:
@@ -131,7 +142,9 @@ def open_regular(path: Path, flags: int, mode: int = 0o600) -> int:
             raise _link_error(path) from None
         raise
     try:
-        _refuse_irregular(path, os.fstat(fd).st_mode)
+        st = os.fstat(fd)
+        _refuse_irregular(path, st.st_mode)
+        _refuse_foreign(path, st)
     except BaseException:
         os.close(fd)
         raise

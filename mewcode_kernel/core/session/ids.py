@@ -49,10 +49,9 @@ def session_id_time(session_id: str) -> datetime | None:
 
 
 def claim_session_dir(parent: Path) -> tuple[str, Path]:
-    """Create a new, empty session directory under ``parent`` (made if needed,
-    private to the user) and return its id and path."""
+    """Create a new, empty session directory (``0700``: the user's alone)
+    under ``parent``, which exists, and return its id and path."""
     try:
-        parent.mkdir(parents=True, exist_ok=True)
         for _ in range(_ATTEMPTS):
             session_id = new_session_id()
             path = parent / session_id
@@ -60,6 +59,7 @@ def claim_session_dir(parent: Path) -> tuple[str, Path]:
                 os.mkdir(path, 0o700)
             except FileExistsError:
                 continue
+            os.chmod(path, 0o700)  # whatever the umask: a session is its owner's alone
             return session_id, path
     except OSError as exc:
         raise SessionError(f"cannot create a session under {parent}: {exc.strerror}") from None

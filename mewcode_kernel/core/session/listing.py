@@ -17,7 +17,7 @@ from ._files import (
     open_regular,
     safe_sessions_dir,
 )
-from .load import first_prompt_in
+from .load import first_prompt_in, own_session_dirs
 from .meta import SessionMeta, read_meta
 
 __all__ = ["SessionInfo", "list_sessions"]
@@ -45,19 +45,18 @@ class SessionInfo:
     title: str | None = None
     meta_ok: bool = True
     problem: str | None = None
+    #: the notebook whose kernel wrote it, when known
+    notebook: str | None = None
 
 
 def list_sessions(root: Path, *, prompt_chars: int = 80) -> list[SessionInfo]:
-    """Sessions of project ``root``, most recently active first.
+    """The user's own sessions of project ``root`` (another user's, in a
+    shared project, are not listed), most recently active first.
     ``first_prompt`` is collapsed to one line of at most ``prompt_chars``.
     ``SessionError`` when the sessions folder is reached through a symlink."""
     directory = safe_sessions_dir(root)
     try:
-        entries = [
-            e
-            for e in os.scandir(directory)
-            if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
-        ]
+        entries = own_session_dirs(directory)
     except OSError:
         return []
     out = [info for e in entries if (info := _info(Path(e.path), prompt_chars)) is not None]
@@ -106,6 +105,7 @@ def _read_info(path: Path, prompt_chars: int) -> SessionInfo | None:
         model=meta.model,
         title=meta.title,
         meta_ok=meta_ok,
+        notebook=meta.notebook,
     )
 
 

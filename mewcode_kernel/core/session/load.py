@@ -14,6 +14,7 @@ from pathlib import Path
 from ..conversation import Conversation, repair_tool_pairs
 from ..errors import SessionError
 from ..messages import Message, scrub_message
+from ..ownership import is_mine
 from ..prompt.turn import prompt_text
 from ._files import (
     COMPACT_MARKER,
@@ -27,6 +28,7 @@ from ._files import (
     sessions_dir,
 )
 from .meta import PROMPT_KEEP_CHARS, SessionMeta, read_meta
+from .owner import check_mine
 
 __all__ = [
     "LoadedSession",
@@ -83,6 +85,7 @@ def load_session(root: Path, session_id: str) -> LoadedSession:
     """
     sid = resolve_session_id(root, session_id)
     directory = sessions_dir(root) / sid
+    check_mine(directory, sid)
     path = directory / CONVERSATION_FILE
     last_activity = modified_at(path)
     messages, markers, skipped, truncated = read_conversation(path)
@@ -187,24 +190,43 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def own_session_dirs(directory: Path) -> list[os.DirEntry[str]]:
+    """The session folders in ``directory`` that are the user's own: real
+    folders (a link is not one of this project's: writing through it would
+    append this conversation to another folder) owned by them (in a shared
+    project, others' sessions sit beside them). ``OSError`` when unreadable."""
+    found = []
+    for entry in os.scandir(directory):
+        if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            if is_mine(entry.stat(follow_symlinks=False)):
+                found.append(entry)
+        except OSError:
+            continue
+    return found
+
+
+def _plain_name(text: str) -> bool:
+    return bool(text) and text not in (".", "..") and "\x00" not in text and "/" not in text
+
+
 def resolve_session_id(root: Path, session_id: str) -> str:
     """The stored id that ``session_id`` names: itself, or the one stored id it
-    is a prefix of. Raises ``SessionError`` naming close matches otherwise, or
-    when the sessions folder is reached through a symlink."""
+    is a prefix of, among the user's own sessions. Raises ``SessionNotYours``
+    when it names another user's session exactly, ``SessionError`` naming
+    close matches otherwise, or when the sessions folder is reached through
+    a symlink."""
     directory = safe_sessions_dir(root)
+    wanted = session_id.strip()
     try:
-        # a session folder that is a link is not one of this project's: writing
-        # through it would append this conversation to another folder
-        known = sorted(
-            e.name
-            for e in os.scandir(directory)
-            if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
-        )
+        known = sorted(e.name for e in own_session_dirs(directory))
     except FileNotFoundError:
         known = []
     except OSError as exc:
         raise SessionError(f"cannot read {directory}: {exc.strerror}") from None
-    wanted = session_id.strip()
+    if wanted not in known and _plain_name(wanted):
+        check_mine(directory / wanted, wanted)  # another user's, named exactly: say so
     if wanted in known:
         return wanted
     matches = [k for k in known if wanted and k.startswith(wanted)]

@@ -4,6 +4,9 @@ A ``SessionWriter`` holds ``<session>/.lock`` with ``flock`` for as long as it
 is open, and writes its process id into it. A second writer (another kernel
 resuming the same session, or a second handle in this one) is refused with
 ``SessionInUse``; the lock goes away with its holder, even after a crash.
+Across users it holds too: another user's session is refused before its
+lock is touched (``SessionNotYours``), and its lock file, ``0600`` in a
+``0700`` folder, cannot be opened by them anyway.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 
 from ..errors import SessionError, SessionInUse
 from ._files import open_regular
+from .owner import check_mine
 
 try:
     import fcntl
@@ -33,6 +37,7 @@ class SessionLock:
     def __init__(self, directory: Path, session_id: str) -> None:
         self.path = directory / LOCK_FILE
         self._fd: int | None = None
+        check_mine(directory, session_id)  # another user's session is never locked
         try:
             # never through a link: locking truncates the file and writes our pid
             fd = open_regular(self.path, os.O_RDWR | os.O_CREAT)

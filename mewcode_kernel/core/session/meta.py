@@ -31,11 +31,28 @@ class SessionMeta(BaseModel):
     updated: datetime | None = None
     title: str | None = None
     first_prompt: str | None = None
+    #: the notebook whose kernel wrote it (``JPY_SESSION_NAME``; relative to the
+    #: project when inside it)
+    notebook: str | None = None
 
     @classmethod
-    def new(cls, session_id: str, *, provider: str | None, model: str | None) -> SessionMeta:
+    def new(
+        cls,
+        session_id: str,
+        *,
+        provider: str | None,
+        model: str | None,
+        notebook: str | None = None,
+    ) -> SessionMeta:
         now = session_id_time(session_id) or datetime.now(UTC)
-        return cls(id=session_id, provider=provider, model=model, created=now, updated=now)
+        return cls(
+            id=session_id,
+            provider=provider,
+            model=model,
+            created=now,
+            updated=now,
+            notebook=notebook,
+        )
 
     @classmethod
     def guessed(cls, session_id: str) -> SessionMeta:

@@ -31,7 +31,7 @@ def _append(path: Path, line: bytes) -> None:
     # neither the file nor its folder (``subagents``) through a link
     refuse_symlinks(path.parent)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # the user's alone
         fd = open_regular(path, _FLAGS)
         try:
             write_all(fd, line)

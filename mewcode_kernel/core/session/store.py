@@ -39,7 +39,6 @@ from ._files import (
     encode_message,
     fsync_dir,
     open_regular,
-    safe_sessions_dir,
     sessions_dir,
     write_all,
 )
@@ -47,6 +46,7 @@ from .ids import claim_session_dir
 from .load import LoadedSession, first_prompt_in, load_session, resolve_session_id
 from .lock import SessionLock
 from .meta import PROMPT_KEEP_CHARS, SessionMeta, read_meta, write_meta
+from .owner import check_mine, prepare_sessions_dir
 
 __all__ = ["SessionStore", "SessionWriter"]
 
@@ -234,12 +234,17 @@ class SessionStore:
 
     @staticmethod
     def create(
-        root: Path, provider: str | None, model: str | None, *, redact: Redact | None = None
+        root: Path,
+        provider: str | None,
+        model: str | None,
+        *,
+        redact: Redact | None = None,
+        notebook: str | None = None,
     ) -> SessionWriter:
         """Start a new, empty session and return its writer (see
-        ``SessionWriter`` for ``redact``)."""
-        session_id, directory = claim_session_dir(safe_sessions_dir(root))
-        meta = SessionMeta.new(session_id, provider=provider, model=model)
+        ``SessionWriter`` for ``redact``); ``notebook``: the one it serves."""
+        session_id, directory = claim_session_dir(prepare_sessions_dir(root))
+        meta = SessionMeta.new(session_id, provider=provider, model=model, notebook=notebook)
         try:
             write_meta(directory, meta)
         except OSError as exc:
@@ -256,6 +261,7 @@ class SessionStore:
         A partial last line is terminated first; missing meta is rebuilt."""
         sid = resolve_session_id(root, session_id)
         directory = sessions_dir(root) / sid
+        check_mine(directory, sid)
         meta = read_meta(directory)
         if meta is None or meta.first_prompt is None:
             meta = meta or SessionMeta.guessed(sid)

@@ -12,8 +12,10 @@ launched the task has ended.
 States move only along ``queued → running → completed | failed |
 cancelled`` (``queued → cancelled`` too, and ``completed → queued`` when a
 finished task is resumed), under a lock; ids are random and checked unique.
-A task found running in a record of an earlier process comes back
-``interrupted``. Work that already runs (a foreground subagent sent to the
+A task still queued or running when its manager closes (the session ends,
+the kernel shuts down or is culled) ends ``interrupted``, recorded as such
+before it is stopped; one found running in a record of an earlier process
+(which died without closing) comes back ``interrupted`` too. Work that already runs (a foreground subagent sent to the
 background) is ``adopt``ed: it keeps running, now owned by the manager.
 """
 
@@ -35,8 +37,8 @@ __all__ = ["TaskInfo", "TaskManager", "TaskState", "TaskUpdate"]
 
 TaskState = Literal["queued", "running", "completed", "failed", "cancelled", "interrupted"]
 _MOVES: dict[TaskState, frozenset[TaskState]] = {
-    "queued": frozenset({"running", "cancelled"}),
-    "running": frozenset({"completed", "failed", "cancelled"}),
+    "queued": frozenset({"running", "cancelled", "interrupted"}),
+    "running": frozenset({"completed", "failed", "cancelled", "interrupted"}),
     "completed": frozenset({"queued"}),
     "failed": frozenset(),
     "cancelled": frozenset(),
@@ -256,10 +258,30 @@ class TaskManager:
         if waits:
             await asyncio.wait_for(asyncio.gather(*waits), timeout)
 
-    async def aclose(self) -> None:
-        """Stop every task and wait for them to end."""
-        for task_id in list(self._tasks):
-            self.stop(task_id)
+    def interrupt_all(self, reason: str) -> list[TaskInfo]:
+        """End every queued or running task ``interrupted`` (``reason`` as its
+        error), telling subscribers (a recorder writes it) before the work is
+        stopped, so the record holds even if the process is killed next.
+        Returns the tasks interrupted."""
+        ended: list[_Task] = []
+        with self._lock:
+            now = self._clock()
+            for task in self._tasks.values():
+                if task.info.state in ("queued", "running"):
+                    self._set(task, state="interrupted", ended_at=now, error=reason)
+                    ended.append(task)
+            self._queue.clear()
+        for task in ended:
+            task.done.set()
+            self._publish(task.info)
+        for task in ended:
+            if task.runner is not None:
+                task.runner.cancel()
+        return [task.info for task in ended]
+
+    async def aclose(self, reason: str = "the session closed while it ran") -> None:
+        """Interrupt every unfinished task (``interrupt_all``) and wait for them to end."""
+        self.interrupt_all(reason)
         runners = [t.runner for t in self._tasks.values() if t.runner is not None]
         if runners:
             await asyncio.gather(*runners, return_exceptions=True)

@@ -53,6 +53,11 @@ class TaskRecorder:
             restored.append(info)
         return restored
 
+    def tasks(self) -> list[TaskInfo]:
+        """Every task this session launched or restored, as the manager has it
+        now (unfinished first, then by launch time)."""
+        return [i for i in self.manager.list() if i.id in self._tracked]
+
     def close(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()

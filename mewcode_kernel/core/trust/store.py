@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..ownership import ensure_private_dir
 from ..userdirs import mewcode_home
 
 __all__ = ["TRUST_FILE", "Approval", "TrustStore"]
@@ -89,7 +90,7 @@ class TrustStore:
         return dict(projects) if isinstance(projects, dict) else {}
 
     def _write(self, projects: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        ensure_private_dir(self.path.parent)
         text = json.dumps({"version": 2, "projects": projects}, indent=2, ensure_ascii=False)
         tmp = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.tmp")
         try:
