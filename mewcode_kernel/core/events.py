@@ -246,6 +246,8 @@ class TurnDone:
     session_usage: Usage
     model_turns: int
     error: str | None = None
+    #: the model the turn's requests asked for (a role's own, ``--agent``)
+    model: str = ""
 
 
 AgentEvent = (

@@ -309,4 +309,5 @@ class Agent:
             session_usage=self.state.usage,
             model_turns=turns,
             error=error,
+            model=self.model or self.provider.model,
         )

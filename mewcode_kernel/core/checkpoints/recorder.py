@@ -45,6 +45,7 @@ class TurnCheckpoints:
         self._store: CheckpointStore | None = None
         self._session_id = ""
         self._turn = 0
+        self._begun = 0
         self._origin: dict[str, Any] = {}
         self._record: TurnRecord | None = None
 
@@ -52,6 +53,12 @@ class TurnCheckpoints:
     def turn(self) -> int:
         """The number of the running (or last) turn; 0 before the first."""
         return self._turn
+
+    @property
+    def begun(self) -> int:
+        """How many turns this recorder began (a turn ran since you last looked
+        if it changed)."""
+        return self._begun
 
     @property
     def store(self) -> CheckpointStore | None:
@@ -63,15 +70,26 @@ class TurnCheckpoints:
         return self._record
 
     def begin(
-        self, session_dir: Path, session_id: str, origin: Mapping[str, Any] | None = None
+        self,
+        session_dir: Path,
+        session_id: str,
+        origin: Mapping[str, Any] | None = None,
+        *,
+        after: int | None = None,
     ) -> int:
-        """Start a new turn of the session in ``session_dir``; returns its number."""
+        """Start a new turn of the session in ``session_dir``; returns its
+        number: the one after ``after`` (the session's last turn, as its log
+        says), and after every turn with a checkpoint there, so no record is
+        ever written over."""
         with self._lock:
             if self._store is None or self._store.session_dir != session_dir:
                 self._store = CheckpointStore(session_dir, self.key, root=self.root)
                 self._turn = 0
+            if after is not None:
+                self._turn = after
             stored = self._store.turns()
             self._turn = max(self._turn, stored[-1] if stored else 0) + 1
+            self._begun += 1
             self._session_id = session_id
             self._origin = dict(origin or {})
             self._record = None
