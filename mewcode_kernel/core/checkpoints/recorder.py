@@ -10,7 +10,9 @@ worker threads, hence the lock.
 In a git repository (and only when ``git_allowed()`` says so: a trusted
 project), the first command of a turn takes a git snapshot of the work
 tree and ``finish`` another: what git sees changed between them joins the
-turn's files (see ``git``), so revert can restore it too.
+turn's files (see ``git``), so revert can restore it too; MewCode's own
+state there (``project_paths.MEWCODE_STATE_PATHS``: the sessions, the
+checkpoint being written among them, and logs) is never one of them.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..project_paths import MEWCODE_STATE_PATHS
 from . import git
 from .records import GONE, FileEntry, TurnRecord
 from .store import MAX_SNAPSHOT_BYTES, CheckpointStore, digest, read_snapshot
@@ -164,7 +167,8 @@ class TurnCheckpoints:
                 return
             top = os.path.realpath(self.root)
             for change in changes:
-                self._fold(record, store, os.path.join(top, change.path), change)
+                if not _own_state(change.path):
+                    self._fold(record, store, os.path.join(top, change.path), change)
             store.save(record)
 
     def _fold(
@@ -212,3 +216,9 @@ class TurnCheckpoints:
                 origin=self._origin,
             )
         return self._record
+
+
+def _own_state(path: str) -> bool:
+    """Whether ``path`` (relative to the root, as git names it) is MewCode's own
+    state: its sessions (this turn's checkpoint included) and logs."""
+    return any(path == own or path.startswith(own + "/") for own in MEWCODE_STATE_PATHS)
