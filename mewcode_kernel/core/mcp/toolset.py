@@ -41,6 +41,7 @@ from .adapt import CallRemote, adapt_tool, to_output
 from .launch import log_path, stdio_launch
 
 if TYPE_CHECKING:
+    from ..sandbox import Sandbox
     from .connection import Connection
 
 __all__ = [
@@ -107,6 +108,9 @@ class McpToolset:
     ) -> None:
         self.root = root
         self.sandbox_wrap = sandbox_wrap
+        #: the session's sandbox (set by the session): confines each server as
+        #: ``sandbox_wrap`` does, with a tool cache folder of its own
+        self.sandbox: Sandbox | None = None
         self.child_env = child_env
         self._servers = dict(servers)
         self._env = dict(env)
@@ -298,6 +302,7 @@ class McpToolset:
                     allowlist=self._allowlist,
                     wrap=self.sandbox_wrap,
                     rule=self.child_env,
+                    sandbox=self.sandbox,
                 )
                 if server.type == "stdio"
                 else None
