@@ -25,32 +25,9 @@ blocks, whatever it printed.
 
 from __future__ import annotations
 
-import re
+from ..sandbox.refusals import sandbox_refusal
 
 __all__ = ["refusal_failure", "sandbox_refusal"]
-
-_FILES = re.compile(
-    r"Read-only file system|\bEROFS\b|\(os error (?:30|13|1)\)|\[Errno (?:30|13|1)\]"
-    r"|\bEACCES\b|\bEPERM\b|can't open file"
-    r"|cannot create [^\n]*: (?:Permission denied|Directory nonexistent)"
-)
-_NETWORK = re.compile(
-    r"Network is unreachable|\bENETUNREACH\b|\(os error 101\)|\[Errno 101\]"
-    r"|Temporary failure in name resolution|\bEAI_AGAIN\b|dns error|\bENOTFOUND\b"
-    r"|Name or service not known|\[Errno -[23]\]|\(os error -[23]\)"
-)
-_LINE_LIMIT = 300
-
-
-def sandbox_refusal(text: str, *, network_off: bool) -> tuple[str, str] | None:
-    """The first line of ``text`` naming an error the sandbox causes, and its
-    kind (``files`` or ``network``); ``None`` if there is none."""
-    for line in text.splitlines():
-        if _FILES.search(line):
-            return line.strip()[:_LINE_LIMIT], "files"
-        if network_off and _NETWORK.search(line):
-            return line.strip()[:_LINE_LIMIT], "network"
-    return None
 
 
 def refusal_failure(line: str, kind: str) -> str:

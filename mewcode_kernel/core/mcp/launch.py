@@ -24,12 +24,14 @@ from ..child_env import DEFAULT_ALLOWLIST, NEVER_INHERITED, ChildEnv
 from ..config import McpServerConfig
 from ..redaction import Redactor
 from ..sandbox import Sandbox, cache_owner
+from ..sandbox.refusals import sandbox_refusal
 
 __all__ = [
     "DEFAULT_ENV_ALLOWLIST",
     "NEVER_INHERITED",
     "StdioLaunch",
     "log_path",
+    "sandbox_hint",
     "stdio_launch",
 ]
 
@@ -109,4 +111,32 @@ def stdio_launch(
         cwd=root,
         log_path=log_path(root, server.name),
         redactor=rule.secrets or Redactor(),
+    )
+
+
+_LOG_TAIL = 8_000
+
+
+def sandbox_hint(launch: StdioLaunch | None, *, network_off: bool) -> str:
+    """For a sandboxed server that failed: the line of its log naming an error
+    the sandbox causes, and the setting that lets it through (``""`` if none)."""
+    if launch is None or not launch.sandboxed:
+        return ""
+    try:
+        with open(launch.log_path, "rb") as log:
+            log.seek(0, 2)
+            log.seek(max(0, log.tell() - _LOG_TAIL))
+            tail = log.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    found = sandbox_refusal(tail, network_off=network_off)
+    if found is None:
+        return ""
+    line, kind = found
+    if kind == "network":
+        return f" (in the sandbox: {line}; the network is off, sandbox.network: on lets it out)"
+    return (
+        f" (in the sandbox: {line}; a server may write the project, /tmp and its own cache "
+        "folder, npm_config_cache and XDG_CACHE_HOME: point its state there with its env, or "
+        "add the folder to sandbox.allow_write in ~/.mewcode/config.yaml)"
     )

@@ -38,7 +38,7 @@ from ..tools.base import Tool, ToolOutput
 from ..tools.context import RunContext
 from ..trust import TRUST_ENV, trusted_by_environment
 from .adapt import CallRemote, adapt_tool, to_output
-from .launch import log_path, stdio_launch
+from .launch import log_path, sandbox_hint, stdio_launch
 
 if TYPE_CHECKING:
     from ..sandbox import Sandbox
@@ -319,10 +319,12 @@ class McpToolset:
         await asyncio.gather(*(c.connect() for c in conns))
         for conn in conns:
             if conn.state == "failed" and report:
+                off = self.sandbox is not None and self.sandbox.settings.network == "off"
+                hint = sandbox_hint(conn.launch, network_off=off)
                 self._start_notes[conn.name].append(
                     Notice(
                         level="warning",
-                        message=f"MCP server {conn.name!r} could not be started: {conn.error}",
+                        message=f"MCP server {conn.name!r} could not be started: {conn.error}{hint}",
                     )
                 )
 
