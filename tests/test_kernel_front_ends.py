@@ -70,8 +70,11 @@ def another_client(kernel: Kernel) -> BlockingKernelClient:
 
 
 def is_complete(kc: BlockingKernelClient, code: str) -> str:
-    kc.is_complete(code)
-    return kc.get_shell_msg(timeout=BOUND)["content"]["status"]
+    sent = kc.is_complete(code)
+    while True:  # a reply to an earlier request (startup's kernel_info) may come first
+        msg = kc.get_shell_msg(timeout=BOUND)
+        if msg["parent_header"].get("msg_id") == sent:
+            return msg["content"]["status"]
 
 
 @pytest.mark.parametrize(
