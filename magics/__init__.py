@@ -20,6 +20,7 @@ __all__ = ["load_ipython_extension", "unload_ipython_extension", "wait_backgroun
 def load_ipython_extension(ipython: Any) -> None:
     """Register the magics and the agent-cell transformer (idempotent)."""
     from .controller import controller_for
+    from .frontends import front_ends
     from .magic import AgentMagics
     from .transformer import agent_cell_transformer, slash_cell_transformer
 
@@ -28,11 +29,11 @@ def load_ipython_extension(ipython: Any) -> None:
     if agent_cell_transformer not in cleanup:
         cleanup.append(agent_cell_transformer)
     kernel = getattr(ipython, "kernel", None)
-    if (
-        getattr(kernel, "implementation", None) == "mewcode"
-        and slash_cell_transformer not in cleanup
-    ):
+    ours = getattr(kernel, "implementation", None) == "mewcode"
+    if ours and slash_cell_transformer not in cleanup:
         cleanup.append(slash_cell_transformer)  # "/help" cells: the mewcode kernel's promise
+    # the mewcode kernel loads this while it starts, so it sees every client's first words
+    front_ends(kernel, from_start=ours)
     controller_for(ipython)  # fixes the project root: the working directory now
 
 

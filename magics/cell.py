@@ -5,7 +5,6 @@ and the "Revert" cards of earlier turns settled into text."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -46,11 +45,16 @@ def unavailable_reason(session: AgentSession) -> str | None:
 
 def draws_live_widgets(shell: Any) -> bool:
     """Whether this cell will be drawn by the live widget renderer (a person at a
-    front end that allowed stdin, widgets not turned off)."""
+    front end that allowed stdin and can draw widgets, ``frontends.renderer_for``)."""
+    from .frontends import renderer_for
+
     kernel = getattr(shell, "kernel", None)
     if not getattr(kernel, "_allow_stdin", False):
         return False
-    return os.environ.get("MEWCODE_RENDERER", "widgets").strip().lower() in ("", "widgets")
+    try:
+        return renderer_for(kernel) == "widgets"
+    except ValueError:  # the turn's renderer says what is wrong with the setting
+        return False
 
 
 def previous_session_note(root: Path) -> str | None:

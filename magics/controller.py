@@ -127,14 +127,24 @@ class AgentController:
         self._trust_offered: set[str] = set()  # settings digests the card has shown
         #: the last exception a (non-agent) cell raised, for last_error
         self.errors = ErrorTracker()
+        #: the number the running cell shows (``In [N]``), ``None`` if it has none
+        self.cell_number: int | None = None
         events = getattr(shell, "events", None)
         if events is not None:
+            events.register("pre_run_cell", self._cell_started)
             events.register("post_run_cell", self.errors.post_run_cell)
         self._kernel_tools: KernelTools | None = None
         #: stops reporting the session's background work as the kernel's activity
         self._unwatch: Callable[[], None] | None = None
 
     # --- one cell ------------------------------------------------------------------
+
+    def _cell_started(self, info: Any) -> None:
+        # IPython has already counted the cell when it says it starts: the
+        # cell shown as In [N] runs while execution_count is N + 1
+        count = getattr(self.shell, "execution_count", None)
+        stored = getattr(info, "store_history", False)
+        self.cell_number = count - 1 if stored and isinstance(count, int) else None
 
     async def run(self, line: str, cell: str | None, *, started_at: float | None = None) -> None:
         call = parse_cell(line, cell, self.shell.user_ns)
@@ -318,7 +328,7 @@ class AgentController:
                         info=info,
                         started_at=started_at,
                         starting=starting.hand_over() if starting is not None else None,
-                        origin=cell_origin(self.shell),
+                        origin=cell_origin(self.shell, self.cell_number),
                     )
             except MewcodeError as exc:  # e.g. the session file cannot be written
                 raise AgentCellError(str(exc)) from None

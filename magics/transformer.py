@@ -52,6 +52,13 @@ def agent_cell_transformer(lines: list[str]) -> list[str]:
     return lines if rewritten is None else [rewritten]
 
 
+# IPython's ``check_complete`` (``is_complete`` for terminal front ends) skips
+# transformers marked so: an agent cell is then judged as the cell magic it
+# is, complete at a blank line, instead of as the one-line call it becomes
+# (which would end ``%%agent`` + Enter before its prompt is typed).
+agent_cell_transformer.has_side_effects = True  # type: ignore[attr-defined]
+
+
 def rewrite_slash(cell: str) -> str | None:
     """The awaited call for a cell whose first line is a slash command, else ``None``."""
     if _SLASH.match(cell) is None:

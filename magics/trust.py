@@ -6,7 +6,6 @@ ignored and how to trust it (``/trust yes``, ``MEWCODE_TRUST_PROJECT=1``)."""
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import TYPE_CHECKING, Any
 
 from . import interrupt
@@ -27,7 +26,9 @@ async def offer_trust(shell: Any, session: AgentSession, asked: set[str]) -> boo
     kernel = getattr(shell, "kernel", None)
     if not getattr(kernel, "_allow_stdin", False):
         return False  # headless: the notice says what was ignored
-    if os.environ.get("MEWCODE_RENDERER", "widgets").strip().lower() == "text":
+    from .cell import draws_live_widgets
+
+    if not draws_live_widgets(shell):
         return False
     try:
         from IPython.display import display

@@ -4,7 +4,6 @@ approvals, how an interrupt ends it, and the provenance the cell carries."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from mewcode_kernel.core.usage import Usage
 
 from . import interrupt
 from .errors import AgentCellError
+from .frontends import renderer_for
 from .render_base import Renderer
 from .render_text import TextRenderer
 
@@ -33,9 +33,6 @@ __all__ = [
     "provenance",
     "turn_events",
 ]
-
-RENDERER_ENV = "MEWCODE_RENDERER"
-"""``widgets`` (default) or ``text``: how a live (interactive) agent cell is drawn."""
 
 #: ipykernel dispatches comm messages (widget clicks) while an async cell awaits from 7.4 on.
 CLICKS_WHILE_AWAITING = (7, 4)
@@ -67,12 +64,12 @@ def pick_renderer(
     """The renderer for a cell, and a warning to show with it (or ``None``).
 
     Interactive when the execute request allowed stdin (a person at a live
-    front end): the live widgets, or, without them or with
-    ``MEWCODE_RENDERER=text`` (front ends that cannot show widgets, such as
-    ``jupyter console``), text asking over stdin (not for background turns:
-    stdin belongs to the running cell). Headless otherwise (nbclient, nbval,
-    ``jupyter execute``, plain IPython). ``kernel_version`` defaults to the
-    installed ipykernel's.
+    front end): the live widgets where the cell's client can draw them
+    (``frontends.renderer_for``: ``MEWCODE_RENDERER``, else what the client
+    showed), else text asking over stdin (``jupyter console``, terminal
+    IPython; not for background turns: stdin belongs to the running cell).
+    Headless otherwise (nbclient, nbval, ``jupyter execute``). ``kernel_version``
+    defaults to the installed ipykernel's.
     """
     kernel = getattr(shell, "kernel", None)
     interactive = bool(getattr(kernel, "_allow_stdin", False))
@@ -89,9 +86,10 @@ def pick_renderer(
             f"(7.4 or newer can): approvals use {HEADLESS_ENV}={policy}."
         )
     if interactive:
-        choice = os.environ.get(RENDERER_ENV, "widgets").strip().lower() or "widgets"
-        if choice not in {"widgets", "text"}:
-            raise AgentCellError(f"{RENDERER_ENV} must be 'widgets' or 'text', not {choice!r}")
+        try:
+            choice = renderer_for(kernel)
+        except ValueError as exc:
+            raise AgentCellError(str(exc)) from None
         widgets = _widget_renderer() if choice == "widgets" else None
         if widgets is not None:
             return widgets, warning
@@ -212,7 +210,7 @@ async def turn_events(
         renderer.on_event(Notice(level="warning", message=warning))
     if info:
         renderer.on_event(Notice(level="info", message=info))
-    turn_before = session.checkpoints.turn
+    begun_before = session.checkpoints.begun
     try:
         async for event in session.run(prompt, max_turns=max_turns, origin=origin):
             if isinstance(event, ToolStarted) and event.call.name not in outcome.tools_used:
@@ -227,7 +225,7 @@ async def turn_events(
         outcome.done = session.state.cancelled_turn
         raise
     finally:
-        ran = session.checkpoints.turn != turn_before  # the turn began (and was numbered)
+        ran = session.checkpoints.begun != begun_before  # the turn began (and was numbered)
         offer = getattr(renderer, "offer_revert", None)
         revert = session.turn_revert() if ran else None
         if offer is not None and revert is not None:
@@ -239,13 +237,12 @@ async def turn_events(
         )
 
 
-def cell_origin(shell: Any) -> dict[str, Any]:
-    """The running cell: its execution count (``In [N]``) and, when the front
-    end sends it, its id (for ``/rewind cell N``)."""
+def cell_origin(shell: Any, number: int | None) -> dict[str, Any]:
+    """The running cell: the number it shows (``In [N]``, ``number``) and,
+    when the front end sends it, its id (for ``/rewind cell N``)."""
     origin: dict[str, Any] = {}
-    count = getattr(shell, "execution_count", None)
-    if isinstance(count, int):
-        origin["execution_count"] = count
+    if isinstance(number, int):
+        origin["execution_count"] = number
     kernel = getattr(shell, "kernel", None)
     try:
         parent = kernel.get_parent() if kernel is not None else None
@@ -266,10 +263,11 @@ def provenance(
     done = outcome.done
     usage = done.usage if done is not None else Usage()
     provider = session.provider
+    model = (done.model if done is not None else "") or provider.model  # a role's own model
     meta: dict[str, Any] = {
         "session_id": session.session_id,
         "provider": provider.name,
-        "model": provider.model,
+        "model": model,
         "tokens": usage.to_dict(),
         "tools_used": list(outcome.tools_used),
         "stop_reason": "cancelled" if outcome.cancelled or done is None else done.reason,
@@ -282,7 +280,7 @@ def provenance(
         if record is not None and record.files:
             meta["files_changed"] = [e.shown for e in record.files]
     if getattr(session.settings, "protocol", None) != "replay":  # a replay costs nothing
-        cost = estimate_cost(provider.model, usage)
+        cost = estimate_cost(model, usage)
         if cost is not None:
             meta["cost_usd"] = round(cost, 6)
     return meta

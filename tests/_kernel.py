@@ -12,6 +12,7 @@ import json
 import os
 import queue
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -113,17 +114,38 @@ class Cell:
 
 
 class Kernel:
-    """A ``mewcode`` kernel (or another kernelspec) running in ``cwd``."""
+    """A ``mewcode`` kernel (or another kernelspec) running in ``cwd``.
 
-    def __init__(self, cwd: Path, env: Mapping[str, str], *, kernel_name: str = "mewcode") -> None:
+    ``widget_manager``: the client behaves as JupyterLab's notebook does when
+    it connects, asking for the kernel's widgets (``open_widget_manager``),
+    so live cells are drawn with widgets; without it the client is a front
+    end with no widgets (``jupyter console``)."""
+
+    def __init__(
+        self,
+        cwd: Path,
+        env: Mapping[str, str],
+        *,
+        kernel_name: str = "mewcode",
+        widget_manager: bool = True,
+    ) -> None:
         self.km = KernelManager(kernel_name=kernel_name)
         self.km.start_kernel(cwd=str(cwd), env=dict(env))
         self.kc = self.km.client()
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=60)
+        if widget_manager:
+            self.open_widget_manager()
         #: iopub messages of other executions, read while waiting for one (e.g. the
         #: later output of a background turn, whose cell has already finished).
         self.others: list[dict[str, Any]] = []
+
+    def open_widget_manager(self) -> None:
+        """What ipywidgets' manager in JupyterLab sends when it connects: it
+        opens the ``jupyter.widget.control`` comm to fetch the kernel's widgets."""
+        content = {"comm_id": uuid.uuid4().hex, "target_name": "jupyter.widget.control", "data": {}}
+        msg = self.kc.session.msg("comm_open", content, metadata={"version": "1.0.0"})
+        self.kc.shell_channel.send(msg)
 
     def close(self) -> None:
         self.kc.stop_channels()

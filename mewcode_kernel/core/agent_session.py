@@ -306,7 +306,8 @@ class AgentSession:
             yield event
         writer = self.log.writer
         assert writer is not None
-        self.checkpoints.begin(writer.path, writer.id, origin)
+        number = self.checkpoints.begin(writer.path, writer.id, origin, after=self.log.last_turn)
+        self.log.mark_turn(number)
         outcome = await self.lifecycle.fire("UserPromptSubmit", prompt=prompt)
         for shown_event in outcome.events:
             yield shown_event
@@ -430,7 +431,7 @@ class AgentSession:
             session_id, fork=fork, provider=self.provider.name, model=self.provider.model
         )
         await self._leave("resume")
-        self.log.adopt(writer)
+        self.log.adopt(writer, last_turn=SessionLog.turns_in(loaded))
         self.agents.rebuild()
         self.conversation = Conversation(
             loaded.messages, on_append=writer.append, on_replace=self._persist_replace

@@ -255,6 +255,8 @@ class TurnDone:
     model_turns: int
     error: str | None = None
     status: int | None = None
+    #: the model the turn's requests asked for (a role's own, ``--agent``)
+    model: str = ""
 
 
 AgentEvent = (

@@ -10,6 +10,7 @@ loader reads can never be missing from what is protected.
 from __future__ import annotations
 
 __all__ = [
+    "MEWCODE_STATE_PATHS",
     "PROJECT_AGENT_DIRS",
     "PROJECT_SETTINGS_FILES",
     "PROJECT_SKILL_PARENTS",
@@ -46,6 +47,9 @@ RUN_LATER_PATHS: tuple[str, ...] = (
 #: hooks. A repository's own ``.git`` never has one; the OS sandbox removes
 #: one that appears while a sandboxed process runs.
 WATCHED_PATHS: tuple[str, ...] = (".git/commondir",)
+#: what MewCode itself writes in a project while it runs: the sessions (logs,
+#: checkpoints, task tables) and the MCP servers' logs. Never a turn's changes.
+MEWCODE_STATE_PATHS: tuple[str, ...] = (".mewcode/sessions", ".mewcode/logs")
 
 PROTECTED_PATHS: tuple[str, ...] = tuple(
     dict.fromkeys(

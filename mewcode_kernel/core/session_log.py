@@ -18,7 +18,14 @@ from .locations import notebook_path
 from .messages import Message
 from .session import LoadedSession, SessionStore, SessionWriter, resolve_session_id
 
-__all__ = ["SessionLog"]
+__all__ = ["MAX_TURN", "TURN_MARKER", "SessionLog"]
+
+#: the marker each turn writes first (``{"type": "turn", "turn": N}``), so a
+#: resumed session numbers its next turn on from the last one, with or
+#: without checkpoints
+TURN_MARKER = "turn"
+#: the highest turn number there can be (checkpoint files have nine digits)
+MAX_TURN = 999_999_999
 
 
 class SessionLog:
@@ -28,6 +35,8 @@ class SessionLog:
         self.root = root
         self._redact = redact
         self.writer: SessionWriter | None = None
+        #: the number of the session's latest turn (0: none yet)
+        self.last_turn = 0
 
     @property
     def notebook(self) -> str | None:
@@ -63,6 +72,7 @@ class SessionLog:
         self.writer = SessionStore.create(
             self.root, provider=provider, model=model, redact=self._redact, notebook=self.notebook
         )
+        self.last_turn = 0
         for message in conversation.messages:
             self.writer.append(message)
         conversation.on_append = self.writer.append
@@ -74,10 +84,25 @@ class SessionLog:
         if self.writer is not None:
             self.writer.append_marker(kind, data)
 
+    def mark_turn(self, number: int) -> None:
+        """Turn ``number`` of this session begins (recorded in the log)."""
+        self.last_turn = number
+        self.marker(TURN_MARKER, {"turn": number})
+
+    @staticmethod
+    def turns_in(loaded: LoadedSession) -> int:
+        """The number of the last turn a stored session recorded (0: none).
+        A marker that is not a plain number in range is not one (a log in a
+        cloned repository is anybody's)."""
+        found = [m.data.get("turn") for m in loaded.markers if m.type == TURN_MARKER]
+        numbers = [n for n in found if type(n) is int and 0 < n < MAX_TURN]
+        return max(numbers, default=0)
+
     def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
             self.writer = None
+        self.last_turn = 0
 
     def open_stored(
         self, session_id: str, *, fork: bool, provider: str, model: str
@@ -94,10 +119,12 @@ class SessionLog:
             )
         return SessionStore.resume(self.root, session_id, redact=self._redact)
 
-    def adopt(self, writer: SessionWriter) -> None:
-        """Continue in ``writer`` (after ``open_stored``), closing the current log."""
+    def adopt(self, writer: SessionWriter, *, last_turn: int = 0) -> None:
+        """Continue in ``writer`` (after ``open_stored``), closing the current
+        log; ``last_turn``: the number of the stored session's last turn."""
         self.close()
         self.writer = writer
+        self.last_turn = last_turn
 
     @staticmethod
     def resume_notices(loaded: LoadedSession, writer: SessionWriter, *, fork: bool) -> list[Notice]:

@@ -140,6 +140,7 @@ def open_session(
     if mcp is None and servers is not None:
         # this session's servers: confined by its sandbox, trusted with its project
         servers.sandbox_wrap = session.safety.sandbox.wrap
+        servers.sandbox = session.safety.sandbox
         servers.child_env = session.safety.child_env
         if project_trusted is None:
             # read at each start: a /trust given later, or MEWCODE_TRUST_PROJECT set

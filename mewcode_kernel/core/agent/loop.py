@@ -316,4 +316,5 @@ class Agent:
             model_turns=turns,
             error=error,
             status=status,
+            model=self.model or self.provider.model,
         )

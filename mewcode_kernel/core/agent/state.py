@@ -20,6 +20,8 @@ class ConversationState:
     ``/clear`` and resuming another session start from zero.
 
     * ``usage`` / ``model_turns`` / ``user_turns`` / ``last_usage``: counters;
+      ``usage_by_model``: the same tokens by the model they were spent on
+      (``""``: the session's own), so a role's model is priced as itself;
     * ``context``: offload ledger, usage anchor, file tracker, compaction
       breaker (``ContextState``);
     * ``pending_reminders``: texts for the next user-side message's ``<system-reminder>``
@@ -30,6 +32,7 @@ class ConversationState:
     """
 
     usage: Usage = field(default_factory=Usage)
+    usage_by_model: dict[str, Usage] = field(default_factory=dict)
     model_turns: int = 0
     user_turns: int = 0
     last_usage: Usage | None = None
@@ -39,9 +42,11 @@ class ConversationState:
     active_skills: dict[str, str] = field(default_factory=dict)
     cancelled_turn: TurnDone | None = None
 
-    def add_usage(self, usage: Usage) -> None:
-        """Count tokens spent outside a turn's own responses (e.g. a summary)."""
+    def add_usage(self, usage: Usage, *, model: str = "") -> None:
+        """Count tokens spent on ``model`` (``""``: the session's model, e.g. a
+        summary or a background task's)."""
         self.usage = self.usage + usage
+        self.usage_by_model[model] = self.usage_by_model.get(model, Usage()) + usage
 
     def add_reminder(self, text: str) -> None:
         """Queue ``text`` for the next user turn."""
@@ -55,6 +60,7 @@ class ConversationState:
 
     def reset(self) -> None:
         self.usage = Usage()
+        self.usage_by_model = {}
         self.model_turns = 0
         self.user_turns = 0
         self.last_usage = None

@@ -328,7 +328,8 @@ class Turn:
 
     def _count(self, usage: Usage) -> None:
         self.usage = self.usage + usage
-        self.agent.state.usage = self.agent.state.usage + usage
+        agent = self.agent
+        agent.state.add_usage(usage, model=agent.model or agent.provider.model)
 
     def _count_unfinished(self) -> None:
         """Count the response cut off mid-stream: what the provider reported

@@ -10,7 +10,9 @@ worker threads, hence the lock.
 In a git repository (and only when ``git_allowed()`` says so: a trusted
 project), the first command of a turn takes a git snapshot of the work
 tree and ``finish`` another: what git sees changed between them joins the
-turn's files (see ``git``), so revert can restore it too.
+turn's files (see ``git``), so revert can restore it too; MewCode's own
+state there (``project_paths.MEWCODE_STATE_PATHS``: the sessions, the
+checkpoint being written among them, and logs) is never one of them.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..project_paths import MEWCODE_STATE_PATHS
 from . import git
 from .records import GONE, FileEntry, TurnRecord
 from .store import MAX_SNAPSHOT_BYTES, CheckpointStore, digest, read_snapshot
@@ -45,6 +48,7 @@ class TurnCheckpoints:
         self._store: CheckpointStore | None = None
         self._session_id = ""
         self._turn = 0
+        self._begun = 0
         self._origin: dict[str, Any] = {}
         self._record: TurnRecord | None = None
 
@@ -52,6 +56,12 @@ class TurnCheckpoints:
     def turn(self) -> int:
         """The number of the running (or last) turn; 0 before the first."""
         return self._turn
+
+    @property
+    def begun(self) -> int:
+        """How many turns this recorder began (a turn ran since you last looked
+        if it changed)."""
+        return self._begun
 
     @property
     def store(self) -> CheckpointStore | None:
@@ -63,15 +73,26 @@ class TurnCheckpoints:
         return self._record
 
     def begin(
-        self, session_dir: Path, session_id: str, origin: Mapping[str, Any] | None = None
+        self,
+        session_dir: Path,
+        session_id: str,
+        origin: Mapping[str, Any] | None = None,
+        *,
+        after: int | None = None,
     ) -> int:
-        """Start a new turn of the session in ``session_dir``; returns its number."""
+        """Start a new turn of the session in ``session_dir``; returns its
+        number: the one after ``after`` (the session's last turn, as its log
+        says), and after every turn with a checkpoint there, so no record is
+        ever written over."""
         with self._lock:
             if self._store is None or self._store.session_dir != session_dir:
                 self._store = CheckpointStore(session_dir, self.key, root=self.root)
                 self._turn = 0
+            if after is not None:
+                self._turn = after
             stored = self._store.turns()
             self._turn = max(self._turn, stored[-1] if stored else 0) + 1
+            self._begun += 1
             self._session_id = session_id
             self._origin = dict(origin or {})
             self._record = None
@@ -146,7 +167,8 @@ class TurnCheckpoints:
                 return
             top = os.path.realpath(self.root)
             for change in changes:
-                self._fold(record, store, os.path.join(top, change.path), change)
+                if not _own_state(change.path):
+                    self._fold(record, store, os.path.join(top, change.path), change)
             store.save(record)
 
     def _fold(
@@ -194,3 +216,9 @@ class TurnCheckpoints:
                 origin=self._origin,
             )
         return self._record
+
+
+def _own_state(path: str) -> bool:
+    """Whether ``path`` (relative to the root, as git names it) is MewCode's own
+    state: its sessions (this turn's checkpoint included) and logs."""
+    return any(path == own or path.startswith(own + "/") for own in MEWCODE_STATE_PATHS)

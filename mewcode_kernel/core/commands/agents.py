@@ -32,8 +32,9 @@ async def agents_command(session: AgentSession, args: str) -> CommandResult:
     for p in catalog.problems:
         lines.append(f"\n⚠ {p}")
     lines.append(
-        "\nProject definitions (`.mewcode/agents/`, `.claude/agents/`) override the user's "
-        "(`~/.mewcode/agents/`, `~/.claude/agents/`), which override the built-ins."
+        "\nProject definitions (`.mewcode/agents/`, `.claude/agents/`, subfolders included) "
+        "override the user's (`~/.mewcode/agents/`, `~/.claude/agents/`), which override the "
+        "built-ins."
     )
     return CommandResult(
         markdown="\n".join(lines),

@@ -12,6 +12,7 @@ from ..permission.modes import MODES
 from ..pricing import estimate_cost
 from ..providers.factory import close_provider
 from ..session import list_sessions
+from ..usage import Usage
 from .registry import COMMANDS, CommandResult, command
 
 if TYPE_CHECKING:
@@ -196,16 +197,27 @@ async def tools_command(session: AgentSession, args: str) -> CommandResult:
     return CommandResult(markdown="\n".join(lines), data=sorted(offered))
 
 
+def _priced(by_model: dict[str, Usage], default: str) -> tuple[float | None, str]:
+    """The session's cost, each model's tokens at its own list price (a role
+    may run on another model than the session's), and how to say it."""
+    spent: dict[str, Usage] = {}
+    for model, usage in by_model.items():
+        name = model or default
+        spent[name] = spent.get(name, Usage()) + usage
+    spent = spent or {default: Usage()}
+    shown = ", ".join(f"`{m}`" for m in spent)
+    costs = [estimate_cost(m, u) for m, u in spent.items()]
+    unknown = [m for m, c in zip(spent, costs, strict=True) if c is None]
+    if unknown:
+        return None, f"unknown (no list price for {', '.join(f'`{m}`' for m in unknown)})"
+    total = sum(c for c in costs if c is not None)
+    return total, f"about **${total:.4f}** at the list price of {shown}"
+
+
 @command("cost", help="Tokens used in this session, and the cost when the price is known.")
 async def cost_command(session: AgentSession, args: str) -> CommandResult:
     usage = session.state.usage
-    model = session.provider.model
-    cost = estimate_cost(model, usage)
-    price = (
-        f"about **${cost:.4f}** at the list price of `{model}`"
-        if cost is not None
-        else f"unknown (no list price for `{model}`)"
-    )
+    cost, price = _priced(session.state.usage_by_model, session.provider.model)
     lines = [
         "| tokens | count |",
         "| --- | ---: |",

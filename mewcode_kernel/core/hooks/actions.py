@@ -7,16 +7,22 @@ OS sandbox when it is active (as ``bash`` runs), in their own process group
 on stdin and never anywhere else (it is not put into the command line). The
 environment is the one ``bash`` gets (``core.child_env``: an allowlist, no
 known secret by any name), plus ``MEWCODE_PROJECT_DIR``,
-``CLAUDE_PROJECT_DIR`` and ``MEWCODE_SESSION_ID``.
+``CLAUDE_PROJECT_DIR`` and ``MEWCODE_SESSION_ID``, and in the sandbox the
+variables that point tools at the hook's own cache folder
+(``sandbox.caches``). An exit 2 the sandbox caused is a failure, not a
+block (``refusal``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import os
 import signal
+import struct
+import termios
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +32,7 @@ import httpx2
 
 from ..child_env import ChildEnv
 from ..lifecycle import BLOCKING_EVENTS, HookEvent
+from .refusal import refusal_failure, sandbox_refusal
 from .rules import Action
 from .verdict import Verdict, from_exit, from_json
 
@@ -79,26 +86,31 @@ async def run_shell(
     env: Mapping[str, str],
     timeout: float,  # noqa: ASYNC109 - the rule's limit, also given to the kill
     wrap: Wrap | None,
+    network_off: bool = False,
 ) -> Ran:
+    """Run a shell hook; ``wrap``: the sandbox it runs in (an exit 2 it
+    caused is read as a failure, ``refusal``)."""
     argv: list[str] = ["/bin/sh", "-c", command]
     if wrap is not None:
         argv = wrap(argv)
+    payload = (line + "\n").encode("utf-8", "surrogatepass")
+    stdin = _Stdin(payload)
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
             cwd=cwd,
             env=dict(env),
-            stdin=asyncio.subprocess.PIPE,
+            stdin=stdin.child_end,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
         )
     except OSError as exc:
+        stdin.close()
         return Ran(verdict=Verdict(failure=f"could not start: {exc}"))
+    feeding = asyncio.ensure_future(stdin.feed())
     try:
-        stdout, stderr = await asyncio.wait_for(
-            proc.communicate((line + "\n").encode("utf-8", "surrogatepass")), timeout
-        )
+        stdout, stderr = await asyncio.wait_for(proc.communicate(), timeout)
     except TimeoutError:
         _kill(proc.pid)
         with contextlib.suppress(TimeoutError):
@@ -110,12 +122,73 @@ async def run_shell(
     finally:
         if proc.returncode is None:
             _kill(proc.pid)
+        feeding.cancel()
+        read_any = stdin.read_any()
+        stdin.close()
     out, err = _text(stdout), _text(stderr)
     shown = "\n".join(p for p in (out.rstrip(), err.rstrip()) if p)
     code = proc.returncode if proc.returncode is not None else -1
     if code < 0:
         return Ran(verdict=Verdict(failure=f"killed by signal {-code}"), output=shown)
-    return Ran(verdict=from_exit(event, code, out, err), output=shown)
+    verdict = from_exit(event, code, out, err)
+    if verdict.blocked and wrap is not None and not read_any:
+        found = sandbox_refusal(err + "\n" + out, network_off=network_off)
+        if found is not None:
+            verdict = Verdict(failure=refusal_failure(*found))
+    return Ran(verdict=verdict, output=shown)
+
+
+def _settle(ready: asyncio.Future[None]) -> None:
+    if not ready.done():
+        ready.set_result(None)
+
+
+class _Stdin:
+    """The pipe a hook reads its event from. MewCode keeps the reading end
+    open too, so once the hook has ended, the bytes it left unread are still
+    in the pipe to be counted: whether it read its event at all is the
+    kernel's count, not anything the hook printed."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.child_end, self._write = os.pipe()
+        os.set_blocking(self._write, False)
+        self.sent = 0
+
+    async def feed(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self.sent < len(self.data):
+            try:
+                self.sent += os.write(self._write, self.data[self.sent :])
+            except BlockingIOError:
+                ready: asyncio.Future[None] = loop.create_future()
+                loop.add_writer(self._write, _settle, ready)
+                try:
+                    await ready
+                finally:
+                    loop.remove_writer(self._write)
+            except OSError:
+                return
+        self._close_write()  # the end of the event: the hook sees end of file
+
+    def read_any(self) -> bool:
+        """Whether the hook took any byte of its event out of the pipe."""
+        try:
+            unread = struct.unpack("i", fcntl.ioctl(self.child_end, termios.FIONREAD, b"\0" * 4))
+        except OSError:
+            return True  # cannot tell: keep the exit code's meaning
+        return self.sent - unread[0] > 0
+
+    def _close_write(self) -> None:
+        if self._write >= 0:
+            os.close(self._write)
+            self._write = -1
+
+    def close(self) -> None:
+        self._close_write()
+        if self.child_end >= 0:
+            os.close(self.child_end)
+            self.child_end = -1
 
 
 async def run_http(

@@ -25,7 +25,7 @@ from ..child_env import ChildEnv
 from ..events import HookRan
 from ..fs import Workspace
 from ..lifecycle import BLOCKING_EVENTS, NOTHING, HookEvent, HookOutcome
-from ..sandbox import Sandbox
+from ..sandbox import Sandbox, cache_owner
 from ..tools.base import Tool
 from ..trust import script_digest
 from .actions import Ran, RunSubagent, hook_env, payload_line, run_http, run_shell, run_subagent
@@ -292,9 +292,15 @@ class HookEngine:
                     )
                 sandbox = self._sandbox()
                 wrap = None
-                if sandbox is not None and sandbox.active:
-                    wrap = lambda argv: sandbox.wrap(argv, cwd=self.root)  # noqa: E731
                 env = hook_env(self.root, str(payload.get("session_id") or ""), self._child_env())
+                network_off = False
+                if sandbox is not None and sandbox.active:
+                    # the user's hooks and each project's keep their own tool cache
+                    cache = sandbox.tool_cache(cache_owner("hooks", rule.scope, root=self.root))
+                    if cache is not None:
+                        env = {**env, **cache.env()}
+                    wrap = lambda argv: sandbox.wrap(argv, cwd=self.root, cache=cache)  # noqa: E731
+                    network_off = sandbox.settings.network == "off"
                 return await run_shell(
                     action.command,
                     event,
@@ -303,6 +309,7 @@ class HookEngine:
                     env=env,
                     timeout=rule.timeout,
                     wrap=wrap,
+                    network_off=network_off,
                 )
             if action.type == "prompt":
                 return Ran(verdict=Verdict(context=[action.text]))

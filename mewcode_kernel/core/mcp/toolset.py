@@ -38,9 +38,10 @@ from ..tools.base import Tool, ToolOutput
 from ..tools.context import RunContext
 from ..trust import TRUST_ENV, trusted_by_environment
 from .adapt import CallRemote, adapt_tool, to_output
-from .launch import log_path, stdio_launch
+from .launch import log_path, sandbox_hint, stdio_launch
 
 if TYPE_CHECKING:
+    from ..sandbox import Sandbox
     from .connection import Connection
 
 __all__ = [
@@ -107,6 +108,9 @@ class McpToolset:
     ) -> None:
         self.root = root
         self.sandbox_wrap = sandbox_wrap
+        #: the session's sandbox (set by the session): confines each server as
+        #: ``sandbox_wrap`` does, with a tool cache folder of its own
+        self.sandbox: Sandbox | None = None
         self.child_env = child_env
         self._servers = dict(servers)
         self._env = dict(env)
@@ -298,6 +302,7 @@ class McpToolset:
                     allowlist=self._allowlist,
                     wrap=self.sandbox_wrap,
                     rule=self.child_env,
+                    sandbox=self.sandbox,
                 )
                 if server.type == "stdio"
                 else None
@@ -314,10 +319,12 @@ class McpToolset:
         await asyncio.gather(*(c.connect() for c in conns))
         for conn in conns:
             if conn.state == "failed" and report:
+                off = self.sandbox is not None and self.sandbox.settings.network == "off"
+                hint = sandbox_hint(conn.launch, network_off=off)
                 self._start_notes[conn.name].append(
                     Notice(
                         level="warning",
-                        message=f"MCP server {conn.name!r} could not be started: {conn.error}",
+                        message=f"MCP server {conn.name!r} could not be started: {conn.error}{hint}",
                     )
                 )
 

@@ -12,13 +12,15 @@ with the network ``on`` or ``off`` (host unix sockets closed too,
 ``sockets.py``, ``seccomp.py``). Every spawner calls ``Sandbox.wrap(argv,
 cwd=...)``: the ``bash`` tool, hook commands, stdio MCP servers and
 run_python's child processes; a command that needs stand-ins or the filter
-starts through ``launcher.py``. ``detect`` finds bubblewrap
+starts through ``launcher.py``. The user's own programs (hooks, stdio MCP
+servers) also get a tool cache folder of their own (``caches.py``). ``detect`` finds bubblewrap
 (``MEWCODE_BWRAP`` or ``PATH``) and checks once that it can start.
 """
 
 from __future__ import annotations
 
 from .bwrap import Network, SandboxPolicy, bwrap_argv
+from .caches import ToolCache, cache_owner
 from .detect import BWRAP_ENV, SandboxSupport, detect, find_bwrap, probe
 from .sandbox import PROTECTED, Sandbox, SandboxState
 
@@ -30,7 +32,9 @@ __all__ = [
     "SandboxPolicy",
     "SandboxState",
     "SandboxSupport",
+    "ToolCache",
     "bwrap_argv",
+    "cache_owner",
     "detect",
     "find_bwrap",
     "probe",

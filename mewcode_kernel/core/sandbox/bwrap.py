@@ -16,7 +16,8 @@ Mounts, in order (a later mount covers an earlier one):
 5. host socket files covered (``sockets.py``, when no seccomp filter closes
    them all);
 6. the user's MewCode folder: an empty read-only folder in its place,
-   holding only its ``skills``, ``agents`` and ``hooks``, read-only;
+   holding only its ``skills``, ``agents`` and ``hooks``, read-only, and
+   the process's own tool cache folder (``caches.py``), writable;
 7. hidden paths (those ``Read(...)`` deny rules match): a directory becomes
    an empty one nobody may open, a file a device nobody may read.
 
@@ -63,7 +64,8 @@ class SandboxPolicy:
     ``shown``: paths inside the temp dirs shown again, read-only (bound
     before the writable ones, which may lie inside); ``sockets``: socket
     files covered; ``user_state``: folders replaced by an empty read-only
-    one, ``user_shown`` their subfolders shown again read-only, and
+    one, ``user_shown`` their subfolders shown again read-only,
+    ``user_writable`` folders in them shown writable (a tool cache), and
     ``user_files`` user-state files hidden; ``hidden``: paths it may not read
     at all; ``temp_dirs``: replaced by a private empty directory;
     ``network``: ``on`` or ``off``.
@@ -77,6 +79,7 @@ class SandboxPolicy:
     sockets: tuple[str, ...] = ()
     user_state: tuple[str, ...] = ()
     user_shown: tuple[str, ...] = ()
+    user_writable: tuple[str, ...] = ()
     user_files: tuple[str, ...] = ()
     hidden: tuple[str, ...] = ()
     temp_dirs: tuple[str, ...] = ("/tmp",)
@@ -117,6 +120,11 @@ def bwrap_argv(
         for sub in policy.user_shown:
             if os.path.dirname(sub) == path:
                 out += ["--ro-bind", sub, sub]
+        for sub in policy.user_writable:
+            if sub.startswith(path.rstrip("/") + "/") and os.path.isdir(sub):
+                # bubblewrap makes the folders on the way in the empty stand-in;
+                # the remount below leaves this mount writable
+                out += ["--bind", sub, sub]
         out += ["--remount-ro", path]
     for path in dict.fromkeys(policy.user_files):
         out += ["--ro-bind", "/dev/null", path]

@@ -26,6 +26,7 @@ from ..config import SandboxSettings
 from ..project_paths import PROTECTED_PATHS, WATCHED_PATHS
 from ..userdirs import mewcode_home
 from .bwrap import SandboxPolicy, bwrap_argv
+from .caches import ToolCache, tool_cache
 from .detect import SandboxSupport, detect
 from .launcher import launcher_argv
 from .leases import LeaseError, Leases, Placeholder, default_lease_dir
@@ -101,6 +102,8 @@ class Sandbox:
         self.user_dirs: tuple[str, ...] = tuple(
             dict.fromkeys(os.path.abspath(p) for p in found if p is not None)
         )
+        #: where the tool caches of the user's own programs live (``caches.py``)
+        self.state_dir = Path(self.user_dirs[0]) if self.user_dirs else None
         self.leases = Leases(lease_dir or default_lease_dir())
         self._noticed = False
         if self.active:
@@ -135,7 +138,16 @@ class Sandbox:
         """What a sandboxed process may touch, as of now."""
         return self._plan(read_only).policy
 
-    def _plan(self, read_only: bool) -> _Plan:
+    def tool_cache(self, owner: str) -> ToolCache | None:
+        """The cache folder of one of the user's own programs (``cache_owner``:
+        the user's hooks, a project's hooks, an MCP server), made if needed;
+        ``None`` when the sandbox is not active (the program runs as it is,
+        with the user's own caches) or no folder can be made."""
+        if not self.active:
+            return None
+        return tool_cache(self.state_dir, owner)
+
+    def _plan(self, read_only: bool, cache: ToolCache | None = None) -> _Plan:
         writable = [self.root, *(os.fspath(p) for p in self.settings.allow_write)]
         temp = ["/tmp"]
         system_temp = os.path.realpath(tempfile.gettempdir())
@@ -172,6 +184,7 @@ class Sandbox:
             sockets=sockets.hidden,
             user_state=state.hidden,
             user_shown=state.shown,
+            user_writable=(cache.path,) if cache is not None and not read_only else (),
             user_files=state.files,
             hidden=tuple(hidden),
             temp_dirs=tuple(temp),
@@ -193,16 +206,18 @@ class Sandbox:
         *,
         cwd: str | os.PathLike[str] | None = None,
         read_only: bool = False,
+        cache: ToolCache | None = None,
     ) -> list[str]:
         """The command line that runs ``argv`` (in ``cwd``) inside the sandbox,
         or ``argv`` unchanged when the sandbox is not active. ``read_only``:
         the project root, additional and ``allow_write`` directories are
-        mounted read-only too (only the private temp directory is writable)."""
+        mounted read-only too (only the private temp directory is writable).
+        ``cache``: the program's own cache folder (``tool_cache``), writable."""
         if not self.active:
             return list(argv)
         assert self.support.bwrap is not None
         where = os.path.realpath(cwd) if cwd is not None else self.root
-        plan = self._plan(read_only)
+        plan = self._plan(read_only, cache)
         policy = plan.policy
         shown = _named_temp_paths(argv, policy) + _listed_temp_sockets(plan.sockets, policy)
         if shown:

@@ -1,17 +1,22 @@
 """The catalog of subagent definitions, in layers: the built-ins (package
 data) < the user's (``~/.mewcode/agents``, ``~/.claude/agents``) < the
-project's (``.mewcode/agents``, ``.claude/agents``). A later layer replaces
-a definition of the same name; a file that cannot be used is reported (file
-and reason) and skipped, the others load.
+project's (``.mewcode/agents``, ``.claude/agents``). Each folder is read
+with its subfolders, as Claude Code reads them (``.claude/agents/team/
+builder.md``). A later layer replaces a definition of the same name; two
+files of one folder with the same name are a clash, reported (the
+shallower, then the first by path, is used); a file that cannot be used is
+reported (file and reason) and skipped, the others load.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..fs.read_regular import read_regular_file
 from ..project_paths import PROJECT_AGENT_DIRS
 from ..userdirs import mewcode_home
 from .definition import AgentDefinition, DefinitionError, DefinitionSource, parse_definition
@@ -75,27 +80,112 @@ def _builtins() -> list[AgentDefinition]:
     return found
 
 
+#: how deep subfolders are read (``agents/team/builder.md`` is one level)
+MAX_DEPTH = 8
+#: definition files read from one folder tree at most
+MAX_FILES = 500
+#: a definition larger than this is refused (it is a system prompt)
+MAX_DEFINITION_BYTES = 1 << 20
+
+
+def _definition_files(folder: Path, problems: list[CatalogProblem], *, confine: bool) -> list[Path]:
+    """The ``.md`` files in ``folder`` and its subfolders (as Claude Code reads
+    ``.claude/agents/team/builder.md``), shallowest first, then by path.
+    Dot-files and dot-folders are skipped, each folder is read once however
+    it is reached, and with ``confine`` (a project's folder) nothing that
+    leads out of ``folder`` through a symlink is read."""
+    try:
+        top = os.path.realpath(folder)
+        if not os.path.isdir(top):
+            return []
+    except OSError:
+        return []
+    found: list[tuple[int, str, Path]] = []
+    seen: set[str] = set()
+    pending: list[tuple[Path, int]] = [(folder, 0)]
+    while pending:
+        here, depth = pending.pop()
+        real = os.path.realpath(here)
+        if real in seen:
+            continue
+        seen.add(real)
+        try:
+            entries = sorted(os.scandir(here), key=lambda e: e.name)
+        except OSError as exc:
+            problems.append(
+                CatalogProblem(path=str(here), message=f"cannot be read: {exc.strerror}")
+            )
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.name.startswith("."):
+                continue
+            if confine and _leaves(path, top):
+                problems.append(
+                    CatalogProblem(path=str(path), message="a symlink out of the folder; not read")
+                )
+                continue
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if is_dir:
+                if depth + 1 > MAX_DEPTH:
+                    problems.append(
+                        CatalogProblem(path=str(path), message=f"deeper than {MAX_DEPTH} folders")
+                    )
+                else:
+                    pending.append((path, depth + 1))
+            elif entry.name.endswith(".md"):
+                found.append((depth, str(path.relative_to(folder)), path))
+    found.sort(key=lambda f: (f[0], f[1]))
+    if len(found) > MAX_FILES:
+        problems.append(
+            CatalogProblem(
+                path=str(folder),
+                message=f"holds {len(found):,} definition files; the first {MAX_FILES} are read",
+            )
+        )
+    return [path for _, _, path in found[:MAX_FILES]]
+
+
+def _leaves(path: Path, top: str) -> bool:
+    real = os.path.realpath(path)
+    return real != top and not real.startswith(top.rstrip("/") + "/")
+
+
+def _read_definition(path: Path, source: DefinitionSource) -> AgentDefinition:
+    try:  # a FIFO or device planted as x.md must not block the scan
+        raw = read_regular_file(os.path.realpath(path), MAX_DEFINITION_BYTES)
+    except OSError as exc:
+        raise DefinitionError(f"cannot be read ({exc.strerror})") from None
+    if len(raw) > MAX_DEFINITION_BYTES:
+        raise DefinitionError(f"is larger than {MAX_DEFINITION_BYTES >> 20} MiB")
+    return parse_definition(raw.decode("utf-8", errors="strict"), path=path, source=source)
+
+
 def _load_dir(
     folder: Path, source: DefinitionSource, problems: list[CatalogProblem]
 ) -> list[AgentDefinition]:
-    try:
-        files = sorted(p for p in folder.iterdir() if p.suffix == ".md" and p.is_file())
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        problems.append(CatalogProblem(path=str(folder), message=f"cannot be read: {exc.strerror}"))
-        return []
-    found = []
-    for path in files:
-        if path.name.startswith("."):
-            continue
+    found: list[AgentDefinition] = []
+    used: dict[str, AgentDefinition] = {}
+    for path in _definition_files(folder, problems, confine=source == "project"):
         try:
-            definition = parse_definition(
-                path.read_text(encoding="utf-8", errors="strict"), path=path, source=source
-            )
-        except (DefinitionError, UnicodeDecodeError, OSError) as exc:
+            definition = _read_definition(path, source)
+        except (DefinitionError, UnicodeDecodeError) as exc:
             problems.append(CatalogProblem(path=str(path), message=str(exc)))
             continue
+        kept = used.get(definition.name.casefold())
+        if kept is not None:  # two files of one folder claim a name: the first keeps it
+            problems.append(
+                CatalogProblem(
+                    path=str(path),
+                    message=f"its name {definition.name!r} is taken by {kept.where} in the same "
+                    "folder, which is used instead",
+                )
+            )
+            continue
+        used[definition.name.casefold()] = definition
         problems += [
             CatalogProblem(path=str(path), message=w, severity="warning")
             for w in definition.warnings
