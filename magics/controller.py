@@ -29,7 +29,8 @@ from .cell import (
     draws_live_widgets,
     for_cell,
     previous_session_note,
-    settle_revert_cards,
+    settle_live,
+    settle_reverted_cards,
     unavailable_reason,
 )
 from .errors import AgentCellError, AgentInterrupted, AgentUsageError
@@ -92,9 +93,10 @@ async def wait_background(shell: Any = None) -> None:
 
 async def close_all() -> None:
     """Close every controller's session (its MCP servers stop) and background
-    turns: the kernel calls it when it shuts down. Live "Revert" cards become
-    plain text first, so the saved notebook reads without the kernel."""
-    settle_revert_cards()
+    turns: the kernel calls it when it shuts down or restarts. Live widgets
+    become their static forms first, so no card is left for a front end
+    without its kernel."""
+    settle_live()
     await asyncio.gather(*(c.aclose() for c in list(_controllers.values())))
 
 
@@ -232,17 +234,24 @@ class AgentController:
 
         assert call.command is not None
         result = await run_command(session, call.command)
+        settle_reverted_cards()  # a /rewind leaves no live button offering what it did
         if result.error:
             raise AgentCellError(result.markdown)
+        renderer, _ = pick_renderer(self.shell, background=False, policy=headless_setting()[1])
         if result.prompt is not None:  # e.g. /<skill> args: its instructions are this turn
-            print(result.markdown)
+            if renderer.shows_widgets:  # a header, not a ▶ that looks like it opens something
+                renderer.show_command(replace(result, markdown=f"↳ {result.markdown}"))
+                renderer.finish(None)
+            else:
+                print(f"▶ {result.markdown}")
             await self._run_turn(session, replace(call, prompt=result.prompt, command=None))
             return
-        renderer, _ = pick_renderer(self.shell, background=False, policy=headless_setting()[1])
-        renderer.show_command(result)
-        renderer.finish(None)
-        if result.meta.get("widget") == "tasks" and renderer.shows_widgets:
-            self.boards.show(session.subagents.task_ids())
+        tasks = session.subagents.task_ids() if result.meta.get("widget") == "tasks" else []
+        if tasks and renderer.shows_widgets:
+            self.boards.show(tasks)  # the live board says it all: no table beside it
+        else:
+            renderer.show_command(result)
+            renderer.finish(None)
         if call.options.out:
             self.shell.user_ns[call.options.out] = (
                 result.data if result.data is not None else result.markdown
@@ -263,10 +272,12 @@ class AgentController:
         from .trust import offer_trust
         from .turn import cell_origin, drive_turn
 
-        await offer_trust(self.shell, session, self._trust_offered)
+        await offer_trust(self.shell, session, self._trust_offered, starting)
+        if starting is not None:  # the footer counts from the cell's start, less any trust wait
+            started_at = starting.started_at
         # only the latest turn's "Revert" card stays live (a saved notebook reads
         # without the kernel); earlier turns are named by `/rewind` in their text
-        settle_revert_cards()
+        settle_live("revert")
         renderer, warning, answers = self._attach_renderer(background=False)
         info = None
         if renderer.interactive and self._previous_note and session.session_id is None:
@@ -368,7 +379,7 @@ class AgentController:
             from .tasks_view import TaskBoards
 
             assert self.session is not None, "the task boards need the foreground session"
-            self._boards = TaskBoards(self.session.tasks)
+            self._boards = TaskBoards(self.session.tasks, root=self.session.root)
         return self._boards
 
     async def _start_background(self, call: AgentCall) -> None:
@@ -404,12 +415,12 @@ class AgentController:
         )
         if info.state == "queued":
             print(
-                f"⧗ queued as {info.id}: {running} background turns are running (the limit is "
+                f"○ queued as {info.id}: {running} background turns are running (the limit is "
                 f"{base.tasks.max_running}); it starts when one finishes"
             )
         else:
             print(
-                f"⧗ started in the background as {info.id} ({running + 1} running); "
+                f"◐ started in the background as {info.id} ({running + 1} running); "
                 "its transcript appears here as it goes"
             )
 

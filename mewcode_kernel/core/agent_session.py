@@ -44,9 +44,7 @@ from .session import LoadedSession
 from .session_hooks import SessionHooks
 from .session_log import SessionLog
 from .session_parts import build_parts
-from .subagents import (
-    AgentDefinition,
-)
+from .subagents import AgentDefinition
 from .tasks import TaskInfo, TaskManager
 from .tasks.manager import Work
 from .tools import ToolRegistry, Toolset
@@ -358,9 +356,11 @@ class AgentSession:
         return self.context.report(self.conversation)
 
     async def _prepare(self, *, check_size: bool = True) -> AsyncIterator[AgentEvent]:
-        """Before a turn: pending notices, the session on disk (and its
-        ``SessionStart``), a resumed conversation compacted if too large."""
+        """Before a turn: project MCP servers a trust given since allows,
+        pending notices, the session on disk (and its ``SessionStart``), a
+        resumed conversation compacted if too large."""
         if self.mcp is not None and self._owns_mcp:
+            await self.mcp.start_allowed()  # trust given since the last turn: servers start
             self._pending_notices += self.mcp.drain_notices()
         for notice in self._pending_notices:
             yield notice
