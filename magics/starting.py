@@ -17,7 +17,7 @@ import uuid
 
 __all__ = ["StartingLine"]
 
-_STYLE = "color:var(--jp-ui-font-color2,#757575)"
+_STYLE = "color:color-mix(in srgb,var(--jp-ui-font-color0,#000) 60%,var(--jp-layout-color0,#fff))"
 
 
 class StartingLine:

@@ -41,10 +41,11 @@ __all__ = [
 esc = escape
 
 
-def _readable(hue: str) -> str:
+def _readable(hue: str, share: int = 60) -> str:
     """A text colour of ``hue`` (a CSS colour) that reads on the theme's page
-    and boxes: mixed with the theme's text colour (black or white)."""
-    return f"color-mix(in srgb,{hue} 60%,var(--jp-ui-font-color0,#000))"
+    and boxes: ``share`` percent of it mixed with the theme's text colour
+    (black or white)."""
+    return f"color-mix(in srgb,{hue} {share}%,var(--jp-ui-font-color0,#000))"
 
 
 def _button(hue: str) -> str:
@@ -58,21 +59,28 @@ _HUES = {
     "warn": "var(--jp-warn-color1,#f57c00)",
     "info": "var(--jp-info-color1,#0097a7)",
 }
-MUTED_COLOR = "var(--jp-ui-font-color2,#757575)"
+#: secondary text: the theme's text colour faded into its page, less than
+#: ``--jp-ui-font-color2`` (4.49:1 on a light theme's code box)
+MUTED_COLOR = "color-mix(in srgb,var(--jp-ui-font-color0,#000) 60%,var(--jp-layout-color0,#fff))"
 MUTED = f"color:{MUTED_COLOR}"
 COLORS = {name: _readable(hue) for name, hue in _HUES.items()} | {"muted": MUTED_COLOR}
 #: button backgrounds (white text) for the cards' CSS and inline styles
 BUTTONS = {name: _button(hue) for name, hue in _HUES.items()}
 #: the background of code, diffs and output boxes
 BOX_BACKGROUND = "var(--jp-cell-editor-background,#f5f5f5)"
-#: a syntax colour (a light-theme hex) made readable in both themes
-syntax_color = _readable
+
+
+def syntax_color(hue: str) -> str:
+    """A syntax colour (a light-theme hex) made readable in both themes, also
+    on a diff's added and removed tints (more of the text colour than a status)."""
+    return _readable(hue, 50)
+
 
 #: Every non-ASCII character the live transcript may draw. Each is in DejaVu
 #: Sans (what JupyterLab's font stack falls back to on Linux);
 #: ``tests/test_glyphs.py`` keeps the front end's sources to this set and the
 #: browser test checks each renders as itself, not a box.
-SAFE_GLYPHS = frozenset("✓✗⚠■□○●◐◌↶↷↻↪↳→←↑↓⚓⊘ℹ…·–—−×“”‘’«»├└│─┌┐┘┬┴┼▸▾▶◀•≈≤≥±°✎⏎")
+SAFE_GLYPHS = frozenset("›✓✗⚠■□○●◐◌↶↷↻↪↳→←↑↓⚓⊘ℹ…·–—−×“”‘’«»├└│─┌┐┘┬┴┼▸▾▶◀•≈≤≥±°✎⏎")
 
 # For a tool the session does not know (a call the model made up): the
 # arguments that usually say the most.

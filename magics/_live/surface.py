@@ -24,6 +24,7 @@ import ipywidgets as w
 from ipywidgets import Widget
 
 from .assets import StyleCarrier, ours
+from .fmt import MUTED
 from .markdown import markdown_html
 from .settle import STATIC_FORM, live_bundle
 
@@ -133,7 +134,7 @@ class BoxSurface:
 
 
 _RUNNING: Bundle = {
-    "text/html": '<div style="color:var(--jp-ui-font-color2,#757575)">'
+    "text/html": f'<div style="{MUTED}">'
     "a background turn ran here; its transcript is in its session (/resume)</div>",
     "text/plain": "a background turn ran here; its transcript is in its session (/resume)",
 }
