@@ -3,8 +3,9 @@
 // live(el, model): marks the view as MewCode's and draws the card's offline
 // form (its `offline` HTML), which the stylesheet shows instead of the
 // controls once the kernel is gone (ipywidgets marks the view
-// "jupyter-widgets-disconnected"), so a restarted kernel leaves text, not
-// dead buttons under broken-link icons.
+// "jupyter-widgets-disconnected"; after a restart from JupyterLab's menu it
+// does not, so the card also watches the kernel: "mewcode-kernel-gone"), so
+// a restarted kernel leaves text, not dead buttons under broken-link icons.
 //
 // whenShown(el, fn): runs fn once the view is in the page (a view is drawn
 // before JupyterLab attaches it, and focus() on a detached node does nothing).
@@ -28,7 +29,24 @@ function live(el, model) {
   };
   draw();
   model.on("change:offline", draw);
+  watchKernel(el, model);
   return offline;
+}
+
+// The card's comm dies with its kernel: a restart (the same connection, a
+// new process) or a shutdown. From then on the card shows its offline form.
+function watchKernel(el, model) {
+  const kernel = model.widget_manager && model.widget_manager.kernel;
+  if (!kernel || !kernel.statusChanged) return;
+  const gone = () => el.classList.add("mewcode-kernel-gone");
+  const onStatus = (_, status) => {
+    if (status === "restarting" || status === "autorestarting" || status === "dead") {
+      gone();
+      kernel.statusChanged.disconnect(onStatus);
+    }
+  };
+  kernel.statusChanged.connect(onStatus);
+  if (kernel.disposed) kernel.disposed.connect(gone);
 }
 
 function whenShown(el, fn, tries = 120) {
