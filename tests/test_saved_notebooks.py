@@ -41,6 +41,7 @@ def ours() -> dict[str, Any]:
 
 def notebook(*outputs: dict[str, Any]) -> dict[str, Any]:
     cell = {
+        "id": "c1",
         "cell_type": "code",
         "source": "%%agent\nhi",
         "metadata": {},

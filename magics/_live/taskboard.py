@@ -81,7 +81,8 @@ def task_line(
     usage = info.usage
     counted = usage.total_input_tokens + usage.output_tokens
     estimate = streamed > 0 and not info.finished
-    parts.append(_tokens(counted + streamed // _CHARS_PER_TOKEN, estimate))
+    # a finished task's count is the provider's: what streamed is in it
+    parts.append(_tokens(counted + (streamed // _CHARS_PER_TOKEN if estimate else 0), estimate))
     parts.append(f"{info.tool_count} tool{'s' if info.tool_count != 1 else ''}")
     if info.error:
         parts.append(info.error[:80])
