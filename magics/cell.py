@@ -1,10 +1,11 @@
 """What one agent cell needs around its turn: the session's overrides for
 the cell (``for_cell``), why its provider cannot be used, whether it is
 drawn by live widgets, the note about the session a restart left behind,
-and the "Revert" cards of earlier turns settled into text."""
+and live widgets settled into their static forms."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -21,18 +22,26 @@ __all__ = [
     "draws_live_widgets",
     "for_cell",
     "previous_session_note",
-    "settle_revert_cards",
+    "settle_live",
+    "settle_reverted_cards",
     "unavailable_reason",
 ]
 
 
-def settle_revert_cards() -> None:
-    """Turn the live "Revert" cards into plain text (``revert_card.settle_all``)."""
-    import sys
+def settle_live(kind: str | None = None) -> None:
+    """Replace the live widgets of ``kind`` (all with ``None``) by their static
+    forms (``_live.settle``): the "Revert" cards when the next turn starts,
+    every widget when the kernel goes away."""
+    settle = sys.modules.get("magics._live.settle")  # loaded only if a widget was shown
+    if settle is not None:
+        settle.settle(kind)
 
-    cards = sys.modules.get("magics._live.revert_card")  # loaded only if a card was shown
+
+def settle_reverted_cards() -> None:
+    """Settle the "Revert" cards whose turn a command (``/rewind``) reverted."""
+    cards = sys.modules.get("magics._live.revert_card")
     if cards is not None:
-        cards.settle_all()
+        cards.settle_reverted()
 
 
 def unavailable_reason(session: AgentSession) -> str | None:

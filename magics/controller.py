@@ -3,14 +3,11 @@ consecutive agent cells continue; the ``--background`` turns run in that
 session's task manager (at most ``tasks.max_running`` at once, default
 ``MAX_BACKGROUND``, the rest queued) and are recorded in its task table.
 
-An agent cell arrives here as ``await run_cell(shell, line, body)`` (see
-``transformer``). The controller only parses, picks the session, and hands
-off: slash commands to ``core.commands``, turns to ``turn.drive_turn``.
-Expected failures become ``AgentCellError`` (one readable line).
-
-This module is imported when the extension loads, so it keeps the agent core
-(and with it pydantic and the HTTP stack) out of kernel start-up: the core is
-imported by the first agent cell.
+An agent cell arrives as ``await run_cell(shell, line, body)`` (``transformer``);
+the controller parses, picks the session and hands off: slash commands to
+``core.commands``, turns to ``turn.drive_turn``; expected failures become
+``AgentCellError``. Imported when the extension loads, it keeps the agent core
+out of kernel start-up: the first agent cell imports it.
 """
 
 from __future__ import annotations
@@ -29,7 +26,8 @@ from .cell import (
     draws_live_widgets,
     for_cell,
     previous_session_note,
-    settle_revert_cards,
+    settle_live,
+    settle_reverted_cards,
     unavailable_reason,
 )
 from .errors import AgentCellError, AgentInterrupted, AgentUsageError
@@ -96,16 +94,13 @@ KERNEL_SHUTDOWN = "the kernel shut down while it ran (stopped, restarted or cull
 
 
 async def close_all(reason: str = KERNEL_SHUTDOWN) -> None:
-    """Close every controller's session (its MCP servers stop) and background
-    turns: the kernel calls it when it shuts down. Unfinished background work
-    is recorded as interrupted (``reason``) before anything else, so the
-    record holds even if the kernel is killed for taking too long; live
-    "Revert" cards become plain text next, so the saved notebook reads
-    without the kernel."""
+    """Close every controller's session and background turns (at kernel shutdown
+    or restart). Unfinished work is recorded as interrupted first, so the record
+    holds if the kernel is killed; live widgets then become their static forms."""
     controllers = list(_controllers.values())
     for controller in controllers:
         controller.interrupt_background(reason)
-    settle_revert_cards()
+    settle_live()
     await asyncio.gather(*(c.aclose(reason) for c in controllers))
 
 
@@ -273,17 +268,25 @@ class AgentController:
 
         assert call.command is not None
         result = await run_command(session, call.command)
+        settle_reverted_cards()  # a /rewind leaves no live button offering what it did
         if result.error:
             raise AgentCellError(result.markdown)
+        renderer, _ = pick_renderer(self.shell, background=False, policy=headless_setting()[1])
         if result.prompt is not None:  # e.g. /<skill> args: its instructions are this turn
-            print(result.markdown)
+            if renderer.shows_widgets:  # a header, not a ▶ that looks like it opens something
+                renderer.show_command(replace(result, markdown=f"↳ {result.markdown}"))
+                renderer.finish(None)
+            else:
+                print(f"▶ {result.markdown}")
             await self._run_turn(session, replace(call, prompt=result.prompt, command=None))
             return
-        renderer, _ = pick_renderer(self.shell, background=False, policy=headless_setting()[1])
-        renderer.show_command(result)
-        renderer.finish(None)
-        if result.meta.get("widget") == "tasks" and renderer.shows_widgets:
-            self.boards.show([info.id for info in session.task_records.tasks()])
+        board = result.meta.get("widget") == "tasks"
+        tasks = [info.id for info in session.task_records.tasks()] if board else []
+        if tasks and renderer.shows_widgets:
+            self.boards.show(tasks)  # the live board says it all: no table beside it
+        else:
+            renderer.show_command(result)
+            renderer.finish(None)
         if call.options.out:
             self.shell.user_ns[call.options.out] = (
                 result.data if result.data is not None else result.markdown
@@ -304,10 +307,12 @@ class AgentController:
         from .trust import offer_trust
         from .turn import cell_origin, drive_turn
 
-        await offer_trust(self.shell, session, self._trust_offered)
+        await offer_trust(self.shell, session, self._trust_offered, starting)
+        if starting is not None:  # the footer counts from the cell's start, less any trust wait
+            started_at = starting.started_at
         # only the latest turn's "Revert" card stays live (a saved notebook reads
         # without the kernel); earlier turns are named by `/rewind` in their text
-        settle_revert_cards()
+        settle_live("revert")
         renderer, warning, answers = self._attach_renderer(background=False)
         info = None
         if renderer.interactive and self._previous_note and session.session_id is None:
@@ -409,7 +414,7 @@ class AgentController:
             from .tasks_view import TaskBoards
 
             assert self.session is not None, "the task boards need the foreground session"
-            self._boards = TaskBoards(self.session.tasks)
+            self._boards = TaskBoards(self.session.tasks, root=self.session.root)
         return self._boards
 
     async def _start_background(self, call: AgentCall) -> None:
@@ -445,12 +450,12 @@ class AgentController:
         )
         if info.state == "queued":
             print(
-                f"⧗ queued as {info.id}: {running} background turns are running (the limit is "
+                f"○ queued as {info.id}: {running} background turns are running (the limit is "
                 f"{base.tasks.max_running}); it starts when one finishes"
             )
         else:
             print(
-                f"⧗ started in the background as {info.id} ({running + 1} running); "
+                f"◐ started in the background as {info.id} ({running + 1} running); "
                 "its transcript appears here as it goes"
             )
 

@@ -8,7 +8,7 @@ output's metadata, which nbval does not compare).
 
 Output of one turn::
 
-    ⓘ Using replay of quickstart.cassette.json (offline, ...): no API key is set.
+    ℹ Using replay of quickstart.cassette.json (offline, ...): no API key is set.
     <Markdown: text the model wrote before calling tools>
     ✓ read_file stats.py
     ✗ denied edit_file stats.py: ... (nobody to ask: MEWCODE_HEADLESS_APPROVAL=deny)
@@ -49,7 +49,7 @@ __all__ = ["TextRenderer", "hook_line", "parse_answer", "revert_hint", "tool_sum
 DisplayFn = Callable[..., Any]
 AskLine = Callable[[str], Awaitable[str]]
 
-_NOTICE_MARK = {"info": "ⓘ", "warning": "⚠", "error": "✗"}
+_NOTICE_MARK = {"info": "ℹ", "warning": "⚠", "error": "✗"}
 _KEY_ARGS = ("path", "file_path", "command", "pattern", "url", "name", "prompt")
 _CLEAN_STOPS = {"end_turn", "stop_sequence"}
 

@@ -56,6 +56,7 @@ from ._live.card import ApprovalCard, card_with_answer
 from ._live.coalesce import Paintable, Painter
 from ._live.fmt import COLORS, duration, key_argument, whole_seconds
 from ._live.lines import error_bundle, footer_bundle, hook_bundle, line_bundle
+from ._live.markdown import markdown_bundle
 from ._live.parts import AnswerStream, Line, TextPart, ThinkingPart, ToolRow, WidgetPart
 from ._live.revert_card import RevertCard, track
 from ._live.surface import BoxSurface, CellSurface, Surface
@@ -185,7 +186,10 @@ class WidgetRenderer:
         self._cards[request.call.id] = card
         if row is not None:
             self._set_row(row, state="asking")
-        part = WidgetPart(self._surface, card.widget, card.static_bundle)
+        stop = card.abandon
+        part = WidgetPart(
+            self._surface, card.widget, card.static_bundle, closing=lambda: stop("kernel stopped")
+        )
         self._widget_parts.append(part)
         self._add(part)
         self.painter.flush()
@@ -203,14 +207,8 @@ class WidgetRenderer:
         self._revert = revert
 
     def show_command(self, result: CommandResult) -> None:
-        if result.error:
-            self._add(Line(self._surface, error_bundle(result.markdown)))
-        else:
-            self._add(
-                Line(
-                    self._surface, {"text/markdown": result.markdown, "text/plain": result.markdown}
-                )
-            )
+        bundle = error_bundle(result.markdown) if result.error else markdown_bundle(result.markdown)
+        self._add(Line(self._surface, bundle))
         self.painter.flush()
 
     def show_error(self, message: str) -> None:
@@ -253,6 +251,8 @@ class WidgetRenderer:
         # saved notebook reads without a kernel (no "model not found").
         for part in self._widget_parts:
             part.finalize()
+        if isinstance(self._surface, BoxSurface):  # a background turn: its box too
+            self._surface.finalize()
         self.painter.close()
         self._finished = True
 
@@ -264,9 +264,12 @@ class WidgetRenderer:
             return
         if revert.files:
             card = self.revert_card = RevertCard(revert)
-            part = WidgetPart(self._surface, card.widget, card.static_bundle)
-            track(card, part)  # live after the turn; settled when the kernel goes away
-            self._add(part)
+            if isinstance(self._surface, BoxSurface):  # the box settles with its turn
+                self._add(Line(self._surface, card.static_bundle()))
+            else:  # live after the turn; settled by the next turn or the kernel going away
+                part = WidgetPart(self._surface, card.widget, card.static_bundle, kind="revert")
+                track(card, part)
+                self._add(part)
         for line in revert_hint(revert)[1 if revert.files else 0 :]:
             self._add(Line(self._surface, line_bundle(line, COLORS["muted"])))
 
@@ -400,7 +403,7 @@ class WidgetRenderer:
     # --- running times -----------------------------------------------------------
 
     def _starting_bundle(self) -> dict[str, str]:
-        text = f"⧗ starting… {whole_seconds(self._clock() - self._started_at)}"
+        text = f"◌ starting… {whole_seconds(self._clock() - self._started_at)}"
         return line_bundle(text, COLORS["muted"])
 
     def _first_output(self) -> None:

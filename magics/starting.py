@@ -1,10 +1,12 @@
-"""The "⧗ starting… 2 s" line a live agent cell shows at once.
+"""The "◌ starting… 2 s" line a live agent cell shows at once.
 
 Shown before anything heavy is imported (only IPython's display is used), and
 redrawn every half second on the kernel's loop while the session opens, until
 the renderer takes the output over (``hand_over``) and keeps it ticking until
 the first token. The cell's start time travels with it, so the footer can
-report the cell's wall time.
+report the cell's wall time. While a card waits for the person (the trust
+card) the line is blank and its clock stopped (``pause`` / ``resume``): the
+time spent deciding is not counted as starting.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import uuid
 
 __all__ = ["StartingLine"]
 
-_STYLE = "color:var(--jp-ui-font-color2,#666)"
+_STYLE = "color:color-mix(in srgb,var(--jp-ui-font-color0,#000) 60%,var(--jp-layout-color0,#fff))"
 
 
 class StartingLine:
@@ -24,6 +26,7 @@ class StartingLine:
         self.display_id = uuid.uuid4().hex
         self._timer: asyncio.TimerHandle | None = None
         self._shown = False
+        self._paused_at: float | None = None
 
     def show(self) -> StartingLine:
         from IPython.display import display
@@ -32,6 +35,24 @@ class StartingLine:
         self._shown = True
         self._schedule()
         return self
+
+    def pause(self) -> None:
+        """Blank the line and stop its clock (a card waits for the person)."""
+        if self._paused_at is None:
+            self._paused_at = time.monotonic()
+            self._cancel()
+            if self._shown:
+                from IPython.display import update_display
+
+                update_display({"text/plain": ""}, raw=True, display_id=self.display_id)
+
+    def resume(self) -> None:
+        """Count on from where ``pause`` stopped."""
+        if self._paused_at is not None:
+            self.started_at += time.monotonic() - self._paused_at
+            self._paused_at = None
+            if self._shown:
+                self._tick()
 
     def hand_over(self) -> str:
         """Stop ticking; the renderer redraws the output from now on."""
@@ -48,7 +69,7 @@ class StartingLine:
 
     def _bundle(self) -> dict[str, str]:
         seconds = int(time.monotonic() - self.started_at)
-        text = f"⧗ starting… {seconds} s"
+        text = f"◌ starting… {seconds} s"
         return {"text/html": f'<div style="{_STYLE}">{text}</div>', "text/plain": text}
 
     def _schedule(self) -> None:

@@ -3,23 +3,27 @@ them (and wherever ``/tasks`` is run), and approvals of background work
 shown on the boards that show the asking task.
 
 A board stays live after its cell ends (widget updates reach their views at
-any time). An approval asked by a background task goes to every board
-showing that task; the first answer counts, the other cards close. With no
-board showing it (nobody to ask), the headless policy decides, which the
-session arranges by not installing a handler for headless cells.
+any time) until every task on it has finished; it then gives way to its
+static form (a board of finished tasks is shown static from the start), so
+a saved notebook keeps what happened and no dead Stop button. An approval
+asked by a background task goes to every live board showing that task; the
+first answer counts, the other cards close. With no board showing it
+(nobody to ask), the task is told nobody could be asked.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
 from mewcode_kernel.core.tasks import TaskManager, TaskUpdate
 
 if TYPE_CHECKING:
+    from ._live.surface import Surface
     from ._live.taskboard import TaskBoard
 
 __all__ = ["TaskBoards"]
@@ -27,27 +31,42 @@ __all__ = ["TaskBoards"]
 _KEEP = 32
 
 
-def _display(widget: Any) -> None:
-    from IPython.display import display
-
-    display(widget)
-
-
 class TaskBoards:
-    """The boards of one shell. ``display`` shows a widget in the running cell."""
+    """The boards of one shell; ``surface`` is where a board is shown (the
+    running cell's outputs by default); ``root``: the project, for the diffs
+    of background approval cards."""
 
-    def __init__(self, manager: TaskManager, *, display: Callable[[Any], None] = _display) -> None:
+    def __init__(
+        self, manager: TaskManager, *, root: Path | None = None, surface: Surface | None = None
+    ) -> None:
         self.manager = manager
-        self._display = display
+        self.root = root
+        self._surface = surface
         self.boards: list[TaskBoard] = []
 
     def show(self, ids: Iterable[str], *, title: str = "Background tasks") -> TaskBoard:
         """A new board in the running cell, showing ``ids``."""
+        from ._live.parts import Line, WidgetPart
+        from ._live.surface import CellSurface
         from ._live.taskboard import TaskBoard
 
-        board = TaskBoard(self.manager, title=title)
+        surface = self._surface or CellSurface()
+        board = TaskBoard(self.manager, title=title, root=self.root)
         board.track(ids)
-        self._display(board.widget)
+        if board.done:  # nothing left to watch: the static form alone
+            Line(surface, board.static_bundle()).paint()
+            return board
+        part = WidgetPart(surface, board.widget, board.static_bundle, kind="board")
+        part.paint()
+
+        def done() -> None:
+            part.finalize()
+            for card in board.widget.cards:
+                card.close()
+            if board in self.boards:
+                self.boards.remove(board)
+
+        board.on_done = done
         self.boards.append(board)
         for old in self.boards[:-_KEEP]:
             old.close()
@@ -57,7 +76,7 @@ class TaskBoards:
     @contextmanager
     def watch(self, *, enabled: bool) -> Iterator[None]:
         """While a cell runs: the first subagent task it launches puts a board
-        in the cell; later ones join that board."""
+        in the cell; later ones join that board (or a new one, once it is done)."""
         if not enabled:
             yield
             return
@@ -67,10 +86,11 @@ class TaskBoards:
             info = update.task
             if info.kind != "subagent" or update.event is not None:
                 return
-            if not board:
-                board.append(self.show([info.id]))
-            elif info.id not in board[0].tracked:
-                board[0].track([info.id])
+            if not board or board[-1].done:
+                if not board or info.id not in board[-1].tracked:
+                    board.append(self.show([info.id]))
+            elif info.id not in board[-1].tracked:
+                board[-1].track([info.id])
 
         unsubscribe = self.manager.subscribe(on_update)
         try:
@@ -80,12 +100,12 @@ class TaskBoards:
 
     async def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
         """The background approval handler: ask on every board showing the task."""
-        showing = [b for b in self.boards if request.task_id in b.tracked]
+        showing = [b for b in self.boards if request.task_id in b.tracked and not b.done]
         if not showing:
             return ApprovalAnswer(
                 allow=False, note="no task board shows this task, so nobody could be asked"
             )
-        waits = [asyncio.ensure_future(b.ask(request)) for b in showing]
+        waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(b.ask(request)) for b in showing]
         try:
             done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
             return next(iter(done)).result()

@@ -1,9 +1,11 @@
 """``python -m mewcode_kernel install|uninstall`` manages the ``mewcode``
-kernelspec; ``python -m mewcode_kernel doctor`` checks where a kernel
-started here would run and what stands in its way (as ``/doctor``);
-``python -m mewcode_kernel -f CONNECTION_FILE`` runs the kernel (that is
-what the kernelspec's ``argv`` says); ``--help`` says all this, and an
-unknown command is refused (it would otherwise start a kernel).
+kernelspec and, beside it, the Jupyter server extension that saves MewCode's
+widgets as their static forms (``saved_notebooks``, enabled in the matching
+``etc/jupyter/jupyter_server_config.d``); ``python -m mewcode_kernel doctor``
+checks where a kernel started here would run and what stands in its way (as
+``/doctor``); ``python -m mewcode_kernel -f CONNECTION_FILE`` runs the kernel
+(that is what the kernelspec's ``argv`` says); ``--help`` says all this, and
+an unknown command is refused (it would otherwise start a kernel).
 
     python -m mewcode_kernel install --sys-prefix     # into this virtualenv
     python -m mewcode_kernel install --user           # for the current user
@@ -30,12 +32,14 @@ __all__ = [
     "install",
     "kernel_json",
     "main",
+    "server_config_file",
     "uninstall",
 ]
 _COMMANDS = ("install", "uninstall", "doctor", "acp")
 
 KERNEL_NAME = "mewcode"
 DISPLAY_NAME = "MewCode (Python 3)"
+SERVER_EXTENSION_FILE = "mewcode_kernel.json"
 
 
 def kernel_json(python: str | None = None) -> dict[str, object]:
@@ -53,18 +57,44 @@ def _prefix_for(sys_prefix: bool, prefix: str | None) -> str | None:
     return sys.prefix if sys_prefix else prefix
 
 
+def server_config_file(
+    *, user: bool = False, sys_prefix: bool = False, prefix: str | None = None
+) -> Path:
+    """Where the server extension is enabled for that location (the config
+    directory Jupyter reads beside the data directory the kernelspec goes to)."""
+    from jupyter_core.paths import ENV_CONFIG_PATH, SYSTEM_CONFIG_PATH, jupyter_config_dir
+
+    where = _prefix_for(sys_prefix, prefix)
+    if user:
+        base = Path(jupyter_config_dir())
+    elif sys_prefix:
+        base = Path(ENV_CONFIG_PATH[0])
+    elif where is not None:
+        base = Path(where) / "etc" / "jupyter"
+    else:
+        base = Path(SYSTEM_CONFIG_PATH[0])
+    return base / "jupyter_server_config.d" / SERVER_EXTENSION_FILE
+
+
 def install(*, user: bool = False, sys_prefix: bool = False, prefix: str | None = None) -> str:
-    """Install the kernelspec; returns the directory it went to. With no
-    location, the system-wide Jupyter data directory (as ``ipykernel install``)."""
+    """Install the kernelspec, and enable the saved-notebook server extension
+    beside it; returns the kernelspec's directory. With no location, the
+    system-wide Jupyter directories (as ``ipykernel install``)."""
     from jupyter_client.kernelspec import KernelSpecManager
+
+    from .saved_notebooks import CONFIG
 
     with tempfile.TemporaryDirectory() as tmp:
         spec_dir = Path(tmp) / KERNEL_NAME
         spec_dir.mkdir()
         (spec_dir / "kernel.json").write_text(json.dumps(kernel_json(), indent=1) + "\n")
-        return KernelSpecManager().install_kernel_spec(
+        installed = KernelSpecManager().install_kernel_spec(
             str(spec_dir), KERNEL_NAME, user=user, prefix=_prefix_for(sys_prefix, prefix)
         )
+    config = server_config_file(user=user, sys_prefix=sys_prefix, prefix=prefix)
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps(CONFIG, indent=1) + "\n")
+    return installed
 
 
 def uninstall(*, user: bool = False, sys_prefix: bool = False, prefix: str | None = None) -> str:
@@ -73,6 +103,7 @@ def uninstall(*, user: bool = False, sys_prefix: bool = False, prefix: str | Non
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_core.paths import jupyter_data_dir
 
+    server_config_file(user=user, sys_prefix=sys_prefix, prefix=prefix).unlink(missing_ok=True)
     where = _prefix_for(sys_prefix, prefix)
     if where is None and not user:
         return KernelSpecManager().remove_kernel_spec(KERNEL_NAME)
@@ -120,10 +151,11 @@ The MewCode kernel: IPython with the %%agent magics, as Jupyter kernel
 
 commands:
   install [--user | --sys-prefix | --prefix P]
-                     install the {KERNEL_NAME} kernelspec (default: system-wide;
-                     --sys-prefix inside a virtualenv)
+                     install the {KERNEL_NAME} kernelspec and enable the Jupyter
+                     server extension that saves MewCode's widgets as static
+                     HTML (default: system-wide; --sys-prefix inside a virtualenv)
   uninstall [--user | --sys-prefix | --prefix P]
-                     remove it
+                     remove both
   acp                MewCode as an Agent Client Protocol agent on stdio, for
                      chat panels (Zed, JupyterLab's chat); also mewcode-acp
   doctor [--json]    check where a kernel started here would run (project root,
@@ -167,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "install":
             path = install(**where)
             print(f"Installed kernelspec {KERNEL_NAME} ({DISPLAY_NAME}) in {path}")
+            print(f"Enabled the saved-notebook server extension in {server_config_file(**where)}")
             return 0
         try:
             path = uninstall(**where)

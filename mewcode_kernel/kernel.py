@@ -45,7 +45,8 @@ class MewcodeKernel(IPythonKernel):
     "busy" again for the cell that still runs (so the front end does not show
     the kernel as idle while an agent cell runs). JupyterLab 4.6 sends widget
     messages on a kernel subshell once it has one: those get their statuses
-    from ipykernel, and here too the running cell's "busy" follows.
+    from ipykernel, and here too the running cell's "busy" follows; so it
+    does after a control request (the subshell's creation among them).
 
     Background work is activity: while a background task is queued or running
     (``magics.activity``), the kernel reports itself busy on behalf of the
@@ -132,6 +133,16 @@ class MewcodeKernel(IPythonKernel):
             running = self._executing
             if running is not None:
                 self._publish_status("busy", "shell", parent=running)
+
+    async def process_control(self, msg: Any) -> None:
+        # A control request (JupyterLab creating the subshell its widgets talk
+        # on, when the first widget shows) ends in its own "idle": without the
+        # running cell's "busy" after it, the status bar says Idle while a card
+        # waits in the first agent cell after a kernel start.
+        await super().process_control(msg)
+        with self._executing_lock:
+            if self._executing is not None:
+                self._publish_status("busy", "shell", parent=self._executing)
 
     def _comm_header(self, msg: Any) -> dict[str, Any] | None:
         """The header of a comm message (``None`` for anything else)."""

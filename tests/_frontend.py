@@ -25,6 +25,8 @@ class Output:
     content: dict[str, Any] | w.Widget
     metadata: dict[str, Any] | None = None
     updates: int = 0
+    #: a widget's static form, shown beside its view (what a saved notebook keeps)
+    static: dict[str, Any] | None = None
 
     @property
     def widget(self) -> w.Widget | None:
@@ -42,8 +44,14 @@ class FakeCell:
     log: list[tuple[float, str, int]] = field(default_factory=list)
     _changed: asyncio.Event | None = None
 
-    def show(self, content: Any, *, metadata: dict[str, Any] | None = None) -> int:
-        self.outputs.append(Output(content, metadata))
+    def show(
+        self,
+        content: Any,
+        *,
+        metadata: dict[str, Any] | None = None,
+        static: dict[str, Any] | None = None,
+    ) -> int:
+        self.outputs.append(Output(content, metadata, static=static))
         self._note("display", len(self.outputs) - 1)
         return len(self.outputs) - 1
 
@@ -70,12 +78,15 @@ class FakeCell:
 
     @property
     def markdown(self) -> str:
-        """The answer: every Markdown-only output (not the rows, cards or lines that
-        carry Markdown beside their HTML), joined."""
+        """The answer: every output of the answer's text (Markdown, shown as safe
+        HTML of class ``mewcode-answer``), joined; not the rows, cards or lines
+        that carry Markdown beside their HTML."""
         return "".join(
             o.content["text/markdown"]
             for o in self.outputs
-            if o.widget is None and "text/markdown" in o.content and "text/html" not in o.content
+            if o.widget is None
+            and "text/markdown" in o.content
+            and 'class="mewcode-answer"' in o.content.get("text/html", 'class="mewcode-answer"')
         )
 
     def rows(self) -> list[str]:

@@ -3,10 +3,11 @@
 ``JupyterLab(root, state_dir)`` starts ``jupyter lab`` on 127.0.0.1 (a free
 port, a random token, ``--allow-root``) serving ``root``, with its own
 config, data, runtime and settings directories under ``state_dir`` and the
-``mewcode`` kernelspec installed there (the environment scrubbed of
-provider keys, as for kernel tests); it waits (bounded) for the server to say it is
-running, and on exit shuts the server and its kernels down (then kills it if
-it does not stop in time).
+``mewcode`` kernelspec installed there as a user installs it, with the
+server extension ``install`` enables beside it (the environment scrubbed of
+provider keys, as for kernel tests); it waits (bounded) for the server to
+say it is running, and on exit shuts the server and its kernels down (then
+kills it if it does not stop in time).
 """
 
 from __future__ import annotations
@@ -52,9 +53,20 @@ _SETTINGS = {
 
 
 class JupyterLab:
-    def __init__(self, root: Path, state_dir: Path, *, start_timeout: float = 90) -> None:
+    def __init__(
+        self,
+        root: Path,
+        state_dir: Path,
+        *,
+        start_timeout: float = 90,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.root = root
         self.state = state_dir
+        #: more environment for the server and its kernels (e.g. MEWCODE_TRUST_PROJECT="")
+        self.extra_env = dict(env or {})
+        #: the home folder its kernels see (``~/.mewcode/config.yaml`` goes there)
+        self.home = state_dir / "home"
         self.token = secrets.token_hex(16)
         self.port = _free_port()
         self._timeout = start_timeout
@@ -76,11 +88,15 @@ class JupyterLab:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(values))
         env = kernel_env(  # the kernels JupyterLab starts inherit it
-            self.state / "home",
+            self.home,
             JUPYTER_CONFIG_DIR=str(self.state / "config"),
             JUPYTER_DATA_DIR=str(self.state / "data"),
             JUPYTER_RUNTIME_DIR=str(self.state / "runtime"),
             JUPYTER_PATH=str(kernels),
+            # what `install --prefix` enabled beside the kernelspec: the server
+            # extension that saves MewCode's widgets as their static forms
+            JUPYTER_CONFIG_PATH=str(self.state / "prefix" / "etc" / "jupyter"),
+            **self.extra_env,
         )
         args = [
             sys.executable,
@@ -212,14 +228,21 @@ def notebook_json(cells: list[str]) -> str:
 
 @contextmanager
 def notebook_page(
-    root: Path, notebook: str, state_dir: Path, cells: int, *, failure: Path
+    root: Path,
+    notebook: str,
+    state_dir: Path,
+    cells: int,
+    *,
+    failure: Path,
+    env: dict[str, str] | None = None,
 ) -> Iterator[Any]:
     """``root/notebook`` open in JupyterLab in chromium, its ``cells`` code
     cells shown and its kernel idle: a Playwright ``Page``. On an exception a
-    screenshot and JupyterLab's log are saved beside ``failure`` (a .png path)."""
+    screenshot and JupyterLab's log are saved beside ``failure`` (a .png
+    path). ``env``: more environment for the server and its kernels."""
     from playwright.sync_api import expect, sync_playwright
 
-    with JupyterLab(root, state_dir) as lab, sync_playwright() as pw:
+    with JupyterLab(root, state_dir, env=env) as lab, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1280, "height": 1000})
         page.set_default_timeout(30_000)

@@ -122,3 +122,45 @@ def test_a_subshells_idle_is_followed_by_the_running_cells_busy(kernel: Kernel) 
     # "ok" was handled on the subshell while the cell still ran: its idle is followed
     # by the running cell's busy
     assert seen[idle_of["ok"] + 1] == ("busy", cell_id), seen
+
+
+def _statuses_until_idle_of(
+    kernel: Kernel, parent: str, seen: list[tuple[str, str]], deadline: float
+) -> int:
+    """Read statuses into ``seen`` until ``parent``'s idle; its index."""
+    while ("idle", parent) not in seen:
+        msg = _next(kernel, deadline)
+        if msg["msg_type"] == "status":
+            seen.append((msg["content"]["execution_state"], msg["parent_header"].get("msg_id")))
+    return seen.index(("idle", parent))
+
+
+def test_a_control_requests_idle_is_followed_by_the_running_cells_busy(kernel: Kernel) -> None:
+    """JupyterLab creates the subshell its widgets talk on (a control request)
+    when the first widget shows, in the middle of the first agent cell: that
+    request's idle must not leave the status bar saying Idle. Any control
+    request, not just that one; and once the cell has finished, no stale busy."""
+    cell_id = kernel.execute(WAITING_CELL.replace("never delete source files", "done"))
+    deadline = time.monotonic() + 30
+    model_id = _model_id(kernel, deadline)
+    seen: list[tuple[str, str]] = []
+    for kind in ("create_subshell_request", "list_subshell_request", "kernel_info_request"):
+        request = kernel.kc.session.msg(kind, {})
+        kernel.kc.control_channel.send(request)
+        at = _statuses_until_idle_of(kernel, request["header"]["msg_id"], seen, deadline)
+        while len(seen) <= at + 1:
+            msg = _next(kernel, deadline)
+            if msg["msg_type"] == "status":
+                seen.append((msg["content"]["execution_state"], msg["parent_header"].get("msg_id")))
+        assert seen[at + 1] == ("busy", cell_id), (kind, seen)
+    update = {"comm_id": model_id, "data": {"method": "update", "state": {"value": "done"}}}
+    kernel.kc.shell_channel.send(kernel.kc.session.msg("comm_msg", update))
+    _statuses_until_idle_of(kernel, cell_id, seen, deadline)
+    # the cell is over: a control request's idle is the last word
+    after = len(seen)
+    request = kernel.kc.session.msg("kernel_info_request", {})
+    kernel.kc.control_channel.send(request)
+    _statuses_until_idle_of(kernel, request["header"]["msg_id"], seen, deadline)
+    probe = kernel.execute("1")  # a later request's statuses come after any stray busy
+    _statuses_until_idle_of(kernel, probe, seen, deadline)
+    assert ("busy", cell_id) not in seen[after:], seen[after:]

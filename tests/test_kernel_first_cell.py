@@ -61,7 +61,7 @@ def test_the_first_cell_shows_starting_at_once_and_reports_its_wall_time(
         outputs = [(t, m) for t, m in seen if m["msg_type"] in ("display_data", "stream")]
         first_at, first = outputs[0]
         # 1. the first output is the starting line, shown before the model was even asked
-        assert first["msg_type"] == "display_data" and _plain(first).startswith("⧗ starting…")
+        assert first["msg_type"] == "display_data" and _plain(first).startswith("◌ starting…")
         assert requests_at_first_output == 0
         # it ticks while the session opens, and gives way to the answer
         updates = [m for _, m in seen if m["msg_type"] == "update_display_data"]

@@ -204,7 +204,7 @@ def test_propose_cell_sends_the_set_next_input_payload(
         {"source": "set_next_input", "text": "%%markdown\n## Cleaned", "replace": False},
     ]
     # headless, nobody sees a new cell: the proposal is printed
-    assert "📝 proposed cell:\n```python\nsales = sales.dropna()\n```" in cell.stdout
+    assert "✎ proposed cell:\n```python\nsales = sales.dropna()\n```" in cell.stdout
     assert "cell was printed" in result_text(script.received[-2])
 
 

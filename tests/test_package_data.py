@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from magics._live import card, revert_card
+from magics._live import assets
 from mewcode_kernel.core.providers.recording.replay import DEMO_CASSETTE
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,10 +32,16 @@ READ_AT_RUN_TIME = (
     "mewcode_kernel/data/agents/Explore.md",  # the built-in subagents (subagents.catalog)
     "mewcode_kernel/data/agents/Plan.md",
     "mewcode_kernel/data/agents/general-purpose.md",
+    "magics/_live/static/common.js",  # what every card's widget shares
+    "magics/_live/static/common.css",
     "magics/_live/static/card.js",  # the approval card's widget
     "magics/_live/static/card.css",
     "magics/_live/static/revert.js",  # the revert card's widget
     "magics/_live/static/revert.css",
+    "magics/_live/static/trust.js",  # the trust card's widget
+    "magics/_live/static/trust.css",
+    "magics/_live/static/board.js",  # the task board's widget
+    "magics/_live/static/board.css",
 )
 
 
@@ -98,7 +104,7 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_files_read_at_run_time_are_where_the_code_reads_them() -> None:
     assert DEMO_CASSETTE == ROOT / READ_AT_RUN_TIME[0]
-    assert card._STATIC == revert_card._STATIC == ROOT / "magics/_live/static"
+    assert assets._STATIC == ROOT / "magics/_live/static"
     missing = [rel for rel in READ_AT_RUN_TIME if not (ROOT / rel).is_file()]
     assert not missing, f"data files missing from the repository: {missing}"
     # every built-in subagent the catalog loads is listed above

@@ -121,10 +121,13 @@ class CellTraffic:
         return shown
 
     def markdown(self) -> str:
+        """The answer's text: outputs of Markdown (shown as safe HTML of class
+        ``mewcode-answer``), not the rows and lines that carry HTML beside it."""
         return "".join(
             o["data"]["text/markdown"]
             for o in self.outputs()
-            if "text/markdown" in o.get("data", {}) and "text/html" not in o.get("data", {})
+            if "text/markdown" in o.get("data", {})
+            and 'class="mewcode-answer"' in o["data"].get("text/html", 'class="mewcode-answer"')
         )
 
     def plain(self) -> list[str]:

@@ -170,7 +170,7 @@ async def test_thinking_is_collapsed_and_streams_into_the_accordion(comm_log: Co
     r.on_event(TextDelta(text="Answer."))
     r.finish(done("Answer."))
     assert acc.selected_index is None and acc.titles[0].startswith("Thought for ")
-    shown = "".join(h.value for h in acc.children[0].children)
+    shown = "".join(h.value for h in acc.children[0].children if isinstance(h, w.HTML))
     assert shown.count("consider the options") == 100
     assert len(acc.children[0].children) > 1  # finished blocks were appended, not resent
     assert cell.markdown == "Answer."
@@ -235,24 +235,32 @@ async def test_a_background_turn_draws_inside_one_box_that_outlives_the_cell(
     comm_log: CommLog,
 ) -> None:
     cell = FakeCell()
-    surface = BoxSurface(show=cell.show)
+    surface = BoxSurface(cell)
     (box,) = cell.widgets(w.VBox)  # shown at once, while the cell still runs
+    assert "background turn" in cell.outputs[0].static["text/plain"]  # its static form
     r = WidgetRenderer(surface=surface)
     r.start(prompt="", provider_label="scripted", session_id=None)
     r.on_event(TextDelta(text="Working on it"))
     r.painter.flush()
     r.on_event(TextDelta(text=" in the background."))
     tool_round(r, CALL, "ok")
+    r.painter.flush()
+    answer = box.children[2]  # after the style carrier and "starting…"
+    repaints = comm_log.updates_of(answer)  # (read while its comm is open)
     r.finish(done("Working on it in the background."))
     assert len(cell.outputs) == 1  # nothing else went to the (finished) cell
-    texts = [c.outputs[0]["data"]["text/plain"] for c in box.children]
+    texts = [c.outputs[0]["data"]["text/plain"] for c in box.children if hasattr(c, "outputs")]
     assert texts[0] == ""  # "starting…", blanked at the first output
     texts = texts[1:]
     assert texts[0] == "Working on it in the background."
     assert texts[1] == "✓ read_file src/app.py · done · 12 ms"
     assert texts[2].startswith("✓ done")
-    repaints = comm_log.updates_of(box.children[1])
     assert repaints and repaints[-1]["outputs"][0]["data"]["text/markdown"] == texts[0]
+    # the turn over, the box gives way to its transcript as one static output
+    settled = cell.outputs[0].content
+    assert isinstance(settled, dict) and cell.widgets(w.VBox) == []
+    assert "Working on it in the background." in settled["text/html"]
+    assert "read_file" in settled["text/plain"] and "✓ done" in settled["text/plain"]
 
 
 async def test_file_change_rows_show_the_diff_read_before_the_call_ran(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import asyncio
 import json
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -27,7 +28,6 @@ from mewcode_kernel.core.trust import (
 from mewcode_kernel.testing import ScriptedModel, collect, reply, tool_call
 from mewcode_kernel.testing.wire import ScriptedServer
 from mewcode_kernel.testing.wire import reply as wire_reply
-from tests._frontend import click
 
 HOSTILE_CLAUDE = {
     "permissions": {
@@ -285,6 +285,40 @@ async def test_saving_an_always_allow_keeps_a_trusted_project_trusted(
 # ---- the card -------------------------------------------------------------------------------
 
 
+class Shown:
+    """The cell's outputs as ``CellSurface`` would show them: each widget with
+    its static form, and the updates that replace it."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from magics._live.surface import CellSurface
+
+        self.widgets: list[tuple[Any, dict[str, Any]]] = []
+        self.updates: list[dict[str, Any]] = []
+        self.displayed = asyncio.Event()
+
+        def show(_self: Any, content: Any, *, metadata: Any = None, static: Any = None) -> int:
+            self.widgets.append((content, static))
+            self.displayed.set()
+            return len(self.widgets) - 1
+
+        def update(_self: Any, handle: int, content: dict[str, Any]) -> None:
+            self.updates.append(content)
+
+        monkeypatch.setattr(CellSurface, "show", show)
+        monkeypatch.setattr(CellSurface, "update", update)
+
+
+def answer_card(widget: Any, yes: bool) -> None:
+    """The message the card's view sends on a click."""
+    content = {"event": "answer", "trust": yes}
+    widget._handle_msg(
+        {"content": {"data": {"method": "custom", "content": content}}, "buffers": []}
+    )
+
+
+PERSON = SimpleNamespace(kernel=SimpleNamespace(_allow_stdin=True))
+
+
 @pytest.mark.usefixtures("comm_log")
 async def test_the_card_lists_what_trusting_changes_and_applies_it(
     dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
@@ -293,29 +327,85 @@ async def test_the_card_lists_what_trusting_changes_and_applies_it(
 
     root, home = dirs
     write(root, ".claude/settings.json", json.dumps(HOSTILE_CLAUDE))
+    write(root, ".mcp.json", json.dumps({"time": {"command": "mcp-server-time"}}))
     s = session(root, home, ScriptedModel([]))
-    shown: list = []
-    displayed = asyncio.Event()
-
-    def display(widget: object) -> None:
-        shown.append(widget)
-        displayed.set()
-
-    monkeypatch.setattr("IPython.display.display", display)
-    shell = SimpleNamespace(kernel=SimpleNamespace(_allow_stdin=True))
+    shown = Shown(monkeypatch)
     asked: set[str] = set()
-    offer = asyncio.create_task(offer_trust(shell, s, asked))
-    await asyncio.wait_for(displayed.wait(), 5)
-    [card] = shown
-    header, buttons, status = card.children
-    assert "bypassPermissions" in header.value and "/etc" in header.value
-    assert ".claude/settings.json" in header.value
-    trust_button, _ = buttons.children
-    click(trust_button)
+    offer = asyncio.create_task(offer_trust(PERSON, s, asked))
+    await asyncio.wait_for(shown.displayed.wait(), 5)
+    [(card, static)] = shown.widgets
+    assert "bypassPermissions" in card.body and "/etc" in card.body
+    assert ".claude/settings.json" in card.body
+    assert "MCP server &#x27;time&#x27;" in card.body and "MCP server MCP server" not in card.body
+    assert "waiting for an answer" in static["text/plain"]  # what a save keeps meanwhile
+    answer_card(card, True)
     assert await asyncio.wait_for(offer, 5) is True
-    assert s.mode == "bypassPermissions" and "Trusted" in status.value
-    assert all(b.disabled for b in buttons.children)
+    assert s.mode == "bypassPermissions"
+    # answered: the card gives way to one line at once (no open card, no widget)
+    [settled] = shown.updates
+    assert settled["text/plain"].startswith("✓ Trusted this project's settings")
+    assert card.comm is None
     # asked once per kernel and set of settings; headless never shows a card
-    assert await offer_trust(shell, s, asked) is True
+    assert await offer_trust(PERSON, s, asked) is True
     other = session(root, home / "elsewhere", ScriptedModel([]))
     assert await offer_trust(SimpleNamespace(kernel=None), other, set()) is False
+
+
+@pytest.mark.usefixtures("comm_log")
+async def test_a_click_from_a_subshell_thread_and_keep_ignoring(
+    dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JupyterLab 4.6 delivers the click on a kernel subshell's thread; "Keep
+    ignoring" leaves every setting ignored, and a second click changes nothing."""
+    import threading
+
+    from magics.trust import offer_trust
+
+    root, home = dirs
+    write(root, ".claude/settings.json", json.dumps(HOSTILE_CLAUDE))
+    s = session(root, home, ScriptedModel([]))
+    shown = Shown(monkeypatch)
+    offer = asyncio.create_task(offer_trust(PERSON, s, set()))
+    await asyncio.wait_for(shown.displayed.wait(), 5)
+    [(card, _)] = shown.widgets
+    clicks = [threading.Thread(target=answer_card, args=(card, yes)) for yes in (False, True)]
+    for click_ in clicks:
+        click_.start()
+        click_.join()
+    assert await asyncio.wait_for(offer, 5) is False
+    assert s.mode == "default" and not s.trust.trusted
+    [settled] = shown.updates
+    assert settled["text/plain"].startswith("✗ Still ignoring")
+
+
+@pytest.mark.usefixtures("comm_log")
+async def test_an_interrupted_card_says_so_and_the_starting_line_waits(
+    dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from magics.starting import StartingLine
+    from magics.trust import offer_trust
+
+    root, home = dirs
+    write(root, ".claude/settings.json", json.dumps(HOSTILE_CLAUDE))
+    s = session(root, home, ScriptedModel([]))
+    shown = Shown(monkeypatch)
+    lines: list[str] = []
+    monkeypatch.setattr(
+        "IPython.display.update_display",
+        lambda bundle, **_: lines.append(bundle.get("text/plain", "")),
+    )
+    starting = StartingLine(started_at=0.0)
+    starting._shown = True  # as if on screen
+    before = starting.started_at
+    offer = asyncio.create_task(offer_trust(PERSON, s, set(), starting))
+    await asyncio.wait_for(shown.displayed.wait(), 5)
+    assert lines == [""] and starting._timer is None  # blank and not counting
+    offer.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await offer
+    [settled] = shown.updates
+    assert settled["text/plain"] == "■ Trust not answered: the cell was interrupted"
+    assert starting.started_at > before  # the wait is not counted as starting
+    assert lines[-1].startswith("◌ starting… ")
+    starting.clear()
+    assert not s.trust.trusted

@@ -11,19 +11,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mewcode_kernel.core.messages import ToolUseBlock
 from mewcode_kernel.core.permission import ApprovalRequest
 from mewcode_kernel.core.tools import RunContext, Tool
 
 from .diff import ChangeView, highlight_code, render_change
-from .fmt import MUTED, esc, key_argument, pre, pretty_json
+from .fmt import BOX_BACKGROUND, MUTED, esc, key_argument, pre, pretty_json
 
-__all__ = ["CallView", "change_of", "describe_call"]
+__all__ = ["CallView", "change_of", "code_of", "describe_call", "input_html"]
 
 _COMMAND_BOX = (
     "margin:2px 0 6px;padding:4px 6px;white-space:pre-wrap;word-break:break-word;"
-    "max-height:16em;overflow:auto;background:var(--jp-layout-color2,#f6f8fa);border-radius:3px;"
+    f"max-height:16em;overflow:auto;background:{BOX_BACKGROUND};border-radius:3px;"
     "font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,12px)"
 )
 
@@ -52,6 +53,30 @@ def change_of(tool: Tool | None, call: ToolUseBlock, root: Path | None) -> Chang
     return render_change(change.path, change.before, change.after, whole_file=change.whole_file)
 
 
+def code_of(tool: Tool | None, args: dict[str, Any]) -> tuple[str, str] | None:
+    """A shell command's or Python code's text and language (``None`` for other
+    tools): what a person reads in place of the call's JSON."""
+    if tool is None or tool.family not in ("command", "python"):
+        return None
+    code = tool.subject(args)
+    if not isinstance(code, str):
+        return None
+    return code, "python" if tool.family == "python" else "bash"
+
+
+def code_html(code: str, language: str) -> str:
+    return f'<pre class="mewcode-command" style="{_COMMAND_BOX}">{highlight_code(code, language)}</pre>'
+
+
+def input_html(tool: Tool | None, args: dict[str, Any]) -> str:
+    """A call's input as a person reads it: the code for a command or Python,
+    else the arguments as JSON."""
+    code = code_of(tool, args)
+    if code is not None:
+        return code_html(*code)
+    return pre(pretty_json(args))
+
+
 def describe_call(
     request: ApprovalRequest, root: Path | None, change: ChangeView | None = None
 ) -> CallView:
@@ -78,17 +103,14 @@ def describe_call(
             markdown=f"{md_title} · {change.summary}{md_reason}",
             change=change,
         )
-    command = tool.subject(call.input) if command_tool else None
-    if command is not None:
+    code = code_of(tool, call.input)
+    if code is not None:
+        command = code[0]
         if language == "python":
             where = " in the notebook's kernel"
         else:
             where = f" in {request.cwd or root}" if (request.cwd or root) is not None else ""
-        detail = (
-            f'<pre class="mewcode-command" style="{_COMMAND_BOX}">'
-            f"{highlight_code(command, language)}</pre>"
-            f'<div style="{MUTED}">runs{esc(where)}</div>{why}'
-        )
+        detail = f'{code_html(*code)}<div style="{MUTED}">runs{esc(where)}</div>{why}'
         fence = "```"
         while fence in command:
             fence += "`"

@@ -19,28 +19,27 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-import anywidget
 import traitlets as t
 
 from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
 
+from .assets import LiveWidget, css, esm
 from .call_view import describe_call
 from .diff import ChangeView
 from .fmt import COLORS, esc, key_argument
+from .handoff import answer_future
 from .surface import Bundle
 
 __all__ = ["ApprovalCard", "CardWidget", "Choice", "card_with_answer"]
 
-_STATIC = Path(__file__).with_name("static")
-
 Choice = Literal["allow", "always", "deny"]
 
 
-class CardWidget(anywidget.AnyWidget):
+class CardWidget(LiveWidget):
     """The card's synced state; ``decided`` (HTML) is empty while it waits."""
 
-    _esm = _STATIC / "card.js"
-    _css = _STATIC / "card.css"
+    _esm = esm("card")
+    _css = css("card")
     heading = t.Unicode("").tag(sync=True)
     detail = t.Unicode("").tag(sync=True)
     note = t.Unicode("").tag(sync=True)
@@ -63,7 +62,11 @@ class ApprovalCard:
         self._on_answer = on_answer
         self._rules: tuple[str, ...] = ()
         self._verdict: tuple[str, str] | None = None  # (text, colour)
-        self.widget = CardWidget(heading=self.view.title_html, detail=self.view.detail_html)
+        self.widget = CardWidget(
+            heading=self.view.title_html,
+            detail=self.view.detail_html,
+            offline=self._offline_html(),
+        )
         self.widget.on_msg(self._on_message)
 
     @property
@@ -138,6 +141,12 @@ class ApprovalCard:
         markdown = f"{line}\n\n{self.view.markdown}"
         return {"text/html": html, "text/markdown": markdown, "text/plain": line}
 
+    def _offline_html(self) -> str:
+        """What the card says once the kernel is gone (see ``common.js``)."""
+        if self._verdict is None:
+            return f"■ {esc(self._subject)} · not answered: the kernel stopped"
+        return ""
+
     @property
     def _subject(self) -> str:
         call = self.request.call
@@ -146,7 +155,9 @@ class ApprovalCard:
 
     def _set_verdict(self, text: str, color: str) -> None:
         self._verdict = (text, color)
-        self.widget.decided = f'<span style="color:{color}">{esc(self.line)}</span>'
+        with self.widget.hold_sync():
+            self.widget.decided = f'<span style="color:{color}">{esc(self.line)}</span>'
+            self.widget.offline = ""
 
 
 def _verdict_of(answer: ApprovalAnswer, subject: str) -> tuple[str, str]:
@@ -167,24 +178,6 @@ def card_with_answer(
     request: ApprovalRequest, **options: Any
 ) -> tuple[ApprovalCard, asyncio.Future[ApprovalAnswer]]:
     """A card for ``request`` (``options``: ``root``, ``change``) and the
-    future its first answer resolves, on the running loop: JupyterLab 4.6
-    sends widget messages on a kernel subshell, so a click is handled on that
-    subshell's thread, and the answer is handed over thread-safely."""
-    loop = asyncio.get_running_loop()
-    answered: asyncio.Future[ApprovalAnswer] = loop.create_future()
-
-    def settle(answer: ApprovalAnswer) -> None:
-        if not answered.done():
-            answered.set_result(answer)
-
-    def resolve(answer: ApprovalAnswer) -> None:
-        try:
-            here = asyncio.get_running_loop()
-        except RuntimeError:
-            here = None
-        if here is loop:
-            settle(answer)
-        else:
-            loop.call_soon_threadsafe(settle, answer)
-
+    future its first answer resolves, on the running loop (see ``handoff``)."""
+    answered, resolve = answer_future()
     return ApprovalCard(request, resolve, **options), answered

@@ -16,7 +16,17 @@ from functools import lru_cache
 from html import escape
 from typing import Any
 
-__all__ = ["FOLD_AFTER", "ChangeView", "highlight_code", "render_change"]
+from .fmt import BOX_BACKGROUND, MUTED, syntax_color
+
+__all__ = [
+    "ADDED_TINT",
+    "FOLD_AFTER",
+    "REMOVED_TINT",
+    "TOKEN_COLOURS",
+    "ChangeView",
+    "highlight_code",
+    "render_change",
+]
 
 FOLD_AFTER = 60
 """Diff lines shown before the rest is folded away."""
@@ -25,12 +35,14 @@ _MAX_HIGHLIGHT = 200_000  # characters; larger texts are shown uncoloured
 _CONTEXT = 3
 
 # Inline styles kept short: a diff line costs a few bytes more than its text.
-_ADDED = ' style="background:#2ea04330"'
-_REMOVED = ' style="background:#f8514930"'
-_HUNK = ' style="color:#888;background:#8881"'
+ADDED_TINT = "background:#2ea04330"
+REMOVED_TINT = "background:#f8514930"
+_ADDED = f' style="{ADDED_TINT}"'
+_REMOVED = f' style="{REMOVED_TINT}"'
+_HUNK = f' style="{MUTED};background:#8881"'
 _BOX = (
     "margin:2px 0 6px;padding:4px 6px;overflow:auto;max-height:32em;white-space:pre;"
-    "background:var(--jp-layout-color2,#f6f8fa);border-radius:3px;"
+    f"background:{BOX_BACKGROUND};border-radius:3px;"
     "font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,12px);"
     "line-height:1.35"
 )
@@ -72,7 +84,7 @@ def render_change(
     if len(drawn) > FOLD_AFTER:
         rest = len(drawn) - FOLD_AFTER
         html += (
-            f'<details><summary style="cursor:pointer;color:#888">… {rest} more diff lines'
+            f'<details><summary style="cursor:pointer;{MUTED}">… {rest} more diff lines'
             f"</summary>{''.join(drawn[FOLD_AFTER:])}</details>"
         )
     html = f'<div class="mewcode-diff" style="{_BOX}">{html}</div>' if rows else ""
@@ -157,18 +169,21 @@ def _markdown(rows: list[Row], old: list[str], new: list[str]) -> str:
     return f"{fence}diff\n{body}\n{fence}"
 
 
-# Colours for a few token families (the rest stays plain), readable on light
-# and dark backgrounds; checked in order.
-_TOKEN_COLOURS = (
-    ("Comment", "color:#6a737d;font-style:italic"),
-    ("Literal.String", "color:#22863a"),
-    ("Literal.Number", "color:#1a73c8"),
-    ("Keyword", "color:#cf222e"),
-    ("Operator.Word", "color:#cf222e"),
-    ("Name.Builtin", "color:#8250df"),
-    ("Name.Function", "color:#8250df"),
-    ("Name.Class", "color:#8250df"),
-    ("Name.Decorator", "color:#8250df"),
+# Colours for a few token families (the rest stays plain), each mixed with
+# the theme's text colour so it reads on light and dark themes; checked in order.
+TOKEN_COLOURS = tuple(
+    (family, f"color:{syntax_color(hue)}" + (";font-style:italic" if family == "Comment" else ""))
+    for family, hue in (
+        ("Comment", "#6a737d"),
+        ("Literal.String", "#22863a"),
+        ("Literal.Number", "#1a73c8"),
+        ("Keyword", "#cf222e"),
+        ("Operator.Word", "#cf222e"),
+        ("Name.Builtin", "#8250df"),
+        ("Name.Function", "#8250df"),
+        ("Name.Class", "#8250df"),
+        ("Name.Decorator", "#8250df"),
+    )
 )
 
 
@@ -208,7 +223,7 @@ def _coloured_lines(lexer: Any, text: str) -> list[str]:
 @lru_cache(maxsize=512)
 def _style_of(token_type: Any) -> str:
     name = str(token_type).removeprefix("Token.")
-    for family, style in _TOKEN_COLOURS:
+    for family, style in TOKEN_COLOURS:
         if name == family or name.startswith(family + "."):
             return style
     return ""

@@ -17,7 +17,9 @@ import ipywidgets as w
 
 from mewcode_kernel.core.tools import Tool
 
+from .assets import StyleCarrier, ours
 from .blocks import LineBlocks, MarkdownBlocks
+from .call_view import input_html
 from .diff import ChangeView
 from .fmt import (
     COLORS,
@@ -26,18 +28,31 @@ from .fmt import (
     esc,
     key_argument,
     pre,
-    pretty_json,
     truncate,
     whole_seconds,
 )
+from .markdown import markdown_bundle
+from .settle import forget, keep
 from .surface import Bundle, Surface
 
-__all__ = ["AnswerStream", "Line", "TextPart", "ThinkingPart", "ToolRow", "ToolState", "WidgetPart"]
+__all__ = [
+    "ANSWER_CLASS",
+    "AnswerStream",
+    "Line",
+    "TextPart",
+    "ThinkingPart",
+    "ToolRow",
+    "ToolState",
+    "WidgetPart",
+]
 
+#: The CSS class of the answer's text (Markdown shown as safe HTML).
+ANSWER_CLASS = "mewcode-answer"
 #: Messages a new widget costs on IOPub: its comm_open plus those of its
 #: Layout (and Style) models.
 _HTML_COST = 3
 _BOX_COST = 2
+_CARRIER_COST = 2
 #: Characters of a running tool's output a row keeps (the tail).
 _OUTPUT_TAIL = 4000
 #: Characters of a running tool's live status shown in its one-line summary.
@@ -85,7 +100,7 @@ class TextPart(_Part):
     def bundle(self) -> Bundle:
         if self.discarded:
             return {"text/markdown": "", "text/plain": ""}
-        return {"text/markdown": self.text, "text/plain": self.text}
+        return markdown_bundle(self.text, ANSWER_CLASS)
 
     def paint(self) -> int:
         if self.discarded and not self.shown:
@@ -175,6 +190,7 @@ class ThinkingPart:
 
     def finalize(self) -> int:
         """Replace the live Accordion by its static form and close the widgets."""
+        forget(self)
         if self._final or self.accordion is None:
             return 0
         self._final = True
@@ -190,12 +206,16 @@ class ThinkingPart:
         blocks = [w.HTML(_thinking_html(b)) for b in self._frozen]
         self._frozen = []
         sent = _HTML_COST * len(blocks)
+        ours(*blocks)
         if self.accordion is None:
             self._tail = w.HTML(_thinking_html(self._split.tail))
-            self._box = w.VBox([*blocks, self._tail])
+            self._box = w.VBox([StyleCarrier(), *blocks, self._tail])
             self.accordion = w.Accordion([self._box], titles=(self.title,), selected_index=None)
-            self._handle = self._surface.show(self.accordion)
-            return sent + _HTML_COST + 2 * _BOX_COST + 1
+            self.accordion.add_class("mewcode-thinking")
+            ours(self._tail, self._box, self.accordion)
+            self._handle = self._surface.show(self.accordion, static=self.static_bundle())
+            keep(self, "thinking")
+            return sent + _HTML_COST + 2 * _BOX_COST + _CARRIER_COST + 1
         assert self._box is not None and self._tail is not None
         if blocks:
             self._box.children = (*self._box.children[:-1], *blocks, self._tail)
@@ -329,7 +349,7 @@ class ToolRow(_Part):
         if self.change is not None and self.change.html:
             body.append(self.change.html)
         elif self.input is not None:
-            body += [f'<div style="{MUTED}">input</div>', pre(pretty_json(self.input))]
+            body += [f'<div style="{MUTED}">input</div>', input_html(self.tool, self.input)]
         if self.permission:
             body.append(f'<div style="{MUTED}">permission: {esc(self.permission)}</div>')
         if self.output and self.result is None:
@@ -375,30 +395,50 @@ class Line(_Part):
 
 
 class WidgetPart:
-    """A widget made elsewhere (the approval card), shown once in its place;
-    ``finalize`` replaces it by ``static()`` (its final state, no widget)."""
+    """A widget made elsewhere (a card), shown once in its place beside its
+    static form ``static()``; ``finalize`` replaces it by ``static()`` (its
+    final state, no widget), after ``closing()`` (e.g. a card still waiting
+    says it was not answered). Until then it is kept live under ``kind``
+    (``settle``)."""
 
     def __init__(
-        self, surface: Surface, widget: w.Widget, static: Callable[[], Bundle] | None = None
+        self,
+        surface: Surface,
+        widget: w.Widget,
+        static: Callable[[], Bundle],
+        *,
+        kind: str = "card",
+        closing: Callable[[], object] | None = None,
     ) -> None:
         self._surface = surface
         self.widget = widget
         self._static = static
+        self._closing = closing
+        self.kind = kind
         self._handle: Any = None
         self.shown = False
         self._final = False
 
+    @property
+    def final(self) -> bool:
+        """Whether it has given way to its static form."""
+        return self._final
+
     def paint(self) -> int:
         if self.shown or self._final:
             return 0
-        self._handle = self._surface.show(self.widget)
+        self._handle = self._surface.show(self.widget, static=self._static())
         self.shown = True
+        keep(self, self.kind)
         return 1
 
     def finalize(self) -> int:
-        if self._final or not self.shown or self._static is None:
+        forget(self)
+        if self._final or not self.shown:
             return 0
         self._final = True
+        if self._closing is not None:
+            self._closing()
         self._surface.update(self._handle, self._static())
         self.widget.close()
         return 1

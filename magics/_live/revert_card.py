@@ -9,40 +9,41 @@ core's (``checkpoints.TurnRevert``); clicks may arrive on a kernel subshell's
 thread, and each is handled there, one at a time.
 
 Unlike the approval cards, this card outlives its turn: its clicks come
-later. So that a saved notebook still reads without a kernel, only the
-latest turn's card is live: the controller replaces the live cards by
-their static form (``static_bundle``: what happened, or the ``/rewind
-SESSION:N`` that reverts the turn) when the next agent turn starts and when
-the kernel shuts down or restarts (``settle_all``).
+later. Only the latest turn's card is live: the controller replaces the
+live cards by their static form (``static_bundle``: what happened, or the
+``/rewind SESSION:N`` that reverts the turn) when the next agent turn
+starts, when the kernel shuts down or restarts (``settle`` kind
+``"revert"``), and, once ``/rewind`` has reverted a card's turn, after that
+command (``settle_reverted``), so no button is left offering a revert that
+was made.
 """
 
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Any
 
-import anywidget
 import traitlets as t
 
 from mewcode_kernel.core.checkpoints import RevertPlan, TurnRevert
 
-from .fmt import COLORS, MUTED, esc
+from .assets import LiveWidget, css, esm
+from .diff import ADDED_TINT, REMOVED_TINT
+from .fmt import BOX_BACKGROUND, COLORS, MUTED, esc
 from .parts import WidgetPart
 from .surface import Bundle
 
-__all__ = ["RevertCard", "RevertWidget", "plan_html", "settle_all", "track"]
+__all__ = ["RevertCard", "RevertWidget", "plan_html", "settle_reverted", "track"]
 
 #: the cards shown and not yet settled, each with the part that shows it
 _LIVE: list[tuple[RevertCard, WidgetPart]] = []
 
-_STATIC = Path(__file__).with_name("static")
 _DIFF_BOX = (
     "margin:2px 0 6px;padding:4px 6px;overflow:auto;max-height:24em;white-space:pre;"
-    "background:var(--jp-layout-color2,#f6f8fa);border-radius:3px;"
+    f"background:{BOX_BACKGROUND};border-radius:3px;"
     "font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,12px)"
 )
-_TINT = {"+": "background:#2ea04330", "-": "background:#f8514930", "@": "color:#888"}
+_TINT = {"+": ADDED_TINT, "-": REMOVED_TINT, "@": MUTED}
 _ACTION = {
     "restore": ("restore", COLORS["ok"]),
     "delete": ("delete (the turn created it)", COLORS["ok"]),
@@ -52,12 +53,12 @@ _ACTION = {
 }
 
 
-class RevertWidget(anywidget.AnyWidget):
+class RevertWidget(LiveWidget):
     """``state``: ``ready`` (the button), ``preview`` (the plan, Restore /
     Cancel), ``done`` (the outcome)."""
 
-    _esm = _STATIC / "revert.js"
-    _css = _STATIC / "revert.css"
+    _esm = esm("revert")
+    _css = css("revert")
     label = t.Unicode("").tag(sync=True)
     state = t.Unicode("ready").tag(sync=True)
     body = t.Unicode("").tag(sync=True)
@@ -68,7 +69,7 @@ class RevertWidget(anywidget.AnyWidget):
 def _diff_html(diff: str) -> str:
     rows = []
     for line in diff.splitlines():
-        style = _TINT.get(line[:1], "") if not line.startswith(("---", "+++")) else "color:#888"
+        style = _TINT.get(line[:1], "") if not line.startswith(("---", "+++")) else MUTED
         rows.append(f'<div style="{style}">{esc(line) or " "}</div>')
     return f'<div class="mewcode-diff" style="{_DIFF_BOX}">{"".join(rows)}</div>'
 
@@ -103,10 +104,15 @@ class RevertCard:
     def __init__(self, revert: TurnRevert) -> None:
         self.revert = revert
         n = len(revert.files)
-        self.widget = RevertWidget(label=f"Revert {n} file{'s' if n != 1 else ''}")
-        self.widget.on_msg(self._on_message)
         self._lock = threading.Lock()
         self.last: RevertPlan | None = None
+        self.widget = RevertWidget(label=f"Revert {n} file{'s' if n != 1 else ''}")
+        self.widget.offline = self.static_bundle()["text/html"]
+        self.widget.on_msg(self._on_message)
+
+    def reverted(self) -> bool:
+        """Whether the turn has been reverted (here or by ``/rewind``)."""
+        return self.revert.reverted() is not None
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict):
@@ -157,7 +163,8 @@ class RevertCard:
         return plan
 
     def static_bundle(self) -> Bundle:
-        """The card without the widget, for a saved notebook."""
+        """The card without the widget, for a saved notebook: what the revert
+        did (here, or by ``/rewind``), or the command that reverts the turn."""
         plan = self.last
         if plan is not None and plan.applied:
             done = sum(1 for i in plan.items if i.outcome in ("restored", "deleted"))
@@ -166,16 +173,28 @@ class RevertCard:
             html = f'<div style="{MUTED}">{esc(head)}:</div>{plan_html(plan)}'
             text = head + ":\n" + "\n".join(lines)
             return {"text/html": html, "text/markdown": text, "text/plain": text}
+        reverted = self.revert.reverted()
+        if reverted is not None:
+            outcomes = reverted.get("files") if isinstance(reverted.get("files"), dict) else {}
+            lines = [f"{name}: {outcome}" for name, outcome in outcomes.items()]
+            text = "↶ this turn was reverted (/rewind)" + (
+                ":\n" + "\n".join(lines) if lines else ""
+            )
+            items = "".join(f"<div><code>{esc(line)}</code></div>" for line in lines)
+            html = (
+                f'<div class="mewcode-revert-static" style="{MUTED}">'
+                f"↶ this turn was reverted (<code>/rewind</code>){':' if lines else ''}</div>{items}"
+            )
+            return {"text/html": html, "text/markdown": text, "text/plain": text}
         files = self.revert.files
         names = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
-        command = f"/rewind {self.revert.label}"
-        text = (
-            f"↶ this turn changed {len(files)} file{'s' if len(files) != 1 else ''} ({names}): "
-            f"`%agent {command}` reverts {'it' if len(files) == 1 else 'them'}"
-        )
+        command = f"%agent /rewind {self.revert.label}"
+        head = f"↶ this turn changed {len(files)} file{'s' if len(files) != 1 else ''} ({names}): "
+        them = "it" if len(files) == 1 else "them"
+        text = f"{head}`{command}` reverts {them}"
         html = (
-            f'<div class="mewcode-revert-static" style="{MUTED}">{esc(text.split("`")[0])}'
-            f"<code>%agent {esc(command)}</code> reverts {'it' if len(files) == 1 else 'them'}</div>"
+            f'<div class="mewcode-revert-static" style="{MUTED}">{esc(head)}'
+            f"<code>{esc(command)}</code> reverts {them}</div>"
         )
         return {"text/html": html, "text/markdown": text, "text/plain": text}
 
@@ -183,15 +202,22 @@ class RevertCard:
         with self.widget.hold_sync():
             self.widget.body = body
             self.widget.state = state
+            if state == "done":  # the outcome stays readable once the kernel is gone
+                self.widget.offline = ""
 
 
 def track(card: RevertCard, part: WidgetPart) -> None:
-    """Remember a card shown by ``part`` until ``settle_all``."""
+    """Remember a card shown by ``part`` until it is settled."""
+    _LIVE[:] = [(c, p) for c, p in _LIVE if not p.final]
     _LIVE.append((card, part))
 
 
-def settle_all() -> int:
-    """Replace every live card by its static form (the kernel is going away);
-    returns how many were replaced."""
-    cards, _LIVE[:] = list(_LIVE), []
-    return sum(part.finalize() for _, part in cards)
+def settle_reverted() -> int:
+    """Settle the live cards whose turn has been reverted (``/rewind``): their
+    button would offer what is done."""
+    done = 0
+    for card, part in list(_LIVE):
+        if card.reverted():
+            _LIVE.remove((card, part))
+            done += part.finalize()
+    return done

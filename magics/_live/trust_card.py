@@ -1,9 +1,12 @@
 """The trust card: what trusting this project's settings would change, with
-Trust / Keep ignoring buttons.
+Trust / Keep ignoring buttons (``static/trust.js``).
 
-A click calls ``on_answer`` once (``True``: trust); from then on the card is
-disabled and says what was decided (``abandon`` does the same when nobody
-answered, e.g. on an interrupt).
+A click calls ``on_answer`` once (``True``: trust), from whatever thread the
+front end's message arrives on; the card's static form (``static_bundle``)
+then says what was decided, and the caller replaces the card by it, so no
+answered card stays open (and none is left in a saved notebook).
+``abandon`` closes it when nobody answered (an interrupt, the kernel going
+away).
 """
 
 from __future__ import annotations
@@ -11,24 +14,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import ipywidgets as w
+import traitlets as t
 
 from mewcode_kernel.core.trust import ProjectTrust
 
+from .assets import LiveWidget, css, esm
 from .fmt import COLORS, MUTED, esc
+from .surface import Bundle
 
-__all__ = ["TrustCard"]
+__all__ = ["TrustCard", "TrustWidget"]
 
-_BORDER = "1px solid var(--jp-warn-color1,#f57c00)"
-_KIND = {
-    "provider": "provider",
-    "allow_rule": "allow rule",
-    "mode": "mode default",
-    "additional_dir": "directory",
-    "hooks": "hooks",
-    "mcp_server": "MCP server",
-    "sandbox": "sandbox",
-}
+
+class TrustWidget(LiveWidget):
+    _esm = esm("trust")
+    _css = css("trust")
+    body = t.Unicode("").tag(sync=True)
 
 
 class TrustCard:
@@ -36,61 +36,64 @@ class TrustCard:
         self.trust = trust
         self.answer: bool | None = None
         self._on_answer = on_answer
+        self._verdict: tuple[str, str] | None = None  # (text, colour)
         why = "changed since you trusted them" if trust.state == "changed" else "not trusted yet"
-        rows = "".join(
-            f"<tr><td><code>{esc(i.file)}</code></td><td>{esc(_KIND[i.kind])}</td>"
-            f"<td>{esc(i.detail)}</td></tr>"
-            for i in trust.items
+        # each item's detail says what it does ("MCP server 'time' runs …"): no kind column
+        items = "".join(
+            f"<li><code>{esc(i.file)}</code>: {esc(i.detail)}</li>" for i in trust.items
         )
-        self.header = w.HTML(
-            f"<b>Trust this project's settings?</b>"
+        self.body = (
+            "<b>Trust this project's settings?</b>"
             f'<div style="{MUTED}">They are {why}: until you trust them only their deny and '
             "ask rules apply. Trusting them would:</div>"
-            f'<table style="font-size:90%">{rows}</table>'
+            f'<ul style="margin:4px 0;padding-left:1.4em">{items}</ul>'
             f'<div style="{MUTED}">Remembered for this folder; any change to these settings '
             "asks again.</div>"
         )
-        self.trust_button = w.Button(
-            description="Trust", button_style="warning", icon="check", tooltip="Use these settings"
+        self.widget = TrustWidget(
+            body=self.body, offline=f'<div style="{MUTED}">■ not answered: the kernel stopped</div>'
         )
-        self.ignore_button = w.Button(
-            description="Keep ignoring", icon="times", tooltip="Only their deny and ask rules apply"
-        )
-        self.status = w.HTML("")
-        self.widget = w.VBox(
-            [self.header, w.HBox([self.trust_button, self.ignore_button]), self.status],
-            layout=w.Layout(border=_BORDER, padding="6px 10px", margin="4px 0"),
-        )
-        self.widget.add_class("mewcode-trust")
-        self.trust_button.on_click(lambda _: self._answer(True))
-        self.ignore_button.on_click(lambda _: self._answer(False))
+        self.widget.on_msg(self._on_message)
 
     @property
-    def disabled(self) -> bool:
-        return self.trust_button.disabled and self.ignore_button.disabled
+    def decided(self) -> bool:
+        return self._verdict is not None
 
-    def _answer(self, yes: bool) -> None:
-        if self.answer is not None or self.disabled:
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("event") == "answer":
+            self.decide(content.get("trust") is True)
+
+    def decide(self, yes: bool) -> None:
+        if self.decided:
             return
         self.answer = yes
-        self._freeze()
-        text, color = (
-            ("✓ Trusted: the settings apply from now on", COLORS["ok"])
+        self._verdict = (
+            ("✓ Trusted this project's settings: they apply from now on", COLORS["ok"])
             if yes
             else (
-                "✗ Ignored: only their deny and ask rules apply (/trust to change)",
+                "✗ Still ignoring this project's settings: only their deny and ask rules "
+                "apply (/trust to change)",
                 COLORS["muted"],
             )
         )
-        self.status.value = f'<span style="color:{color}">{esc(text)}</span>'
         self._on_answer(yes)
 
     def abandon(self, reason: str) -> None:
-        if self.answer is not None or self.disabled:
-            return
-        self._freeze()
-        self.status.value = f'<span style="color:{COLORS["muted"]}">■ {esc(reason)}</span>'
+        if not self.decided:
+            self._verdict = (f"■ Trust not answered: {reason}", COLORS["muted"])
 
-    def _freeze(self) -> None:
-        for button in (self.trust_button, self.ignore_button):
-            button.disabled = True
+    def static_bundle(self) -> Bundle:
+        """The card without the widget: the question while it waits, then the
+        answer, expanding to what was asked."""
+        if self._verdict is None:
+            text = "? Trust this project's settings? (waiting for an answer)"
+            lines = "\n".join(f"- `{i.file}`: {i.detail}" for i in self.trust.items)
+            html = f'<div class="mewcode-trust-static">{self.body}</div>'
+            return {"text/html": html, "text/markdown": f"{text}\n\n{lines}", "text/plain": text}
+        text, color = self._verdict
+        html = (
+            '<details class="mewcode-trust-static" style="margin:1px 0">'
+            f'<summary style="cursor:pointer;color:{color}">{esc(text)}</summary>'
+            f'<div style="margin:2px 0 4px 1.3em">{self.body}</div></details>'
+        )
+        return {"text/html": html, "text/markdown": text, "text/plain": text}

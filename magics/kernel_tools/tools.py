@@ -218,7 +218,7 @@ class KernelTools:
             if owner.interactive():
                 return "Proposed: the new cell appears below the agent cell when this turn ends."
             fence = "```" + ("python" if cell_type == "code" else "markdown")
-            print(f"📝 proposed cell:\n{fence}\n{source.rstrip()}\n```")
+            print(f"✎ proposed cell:\n{fence}\n{source.rstrip()}\n```")
             return "Proposed: nobody is at a notebook front end, so the cell was printed instead."
 
         return propose_cell

@@ -4,10 +4,8 @@ ends change between turns (``for_cell``, ``trust_project``). Its agent is built
 whole by ``SessionAgent`` and rebuilt, never changed; ``SessionLog`` keeps the
 conversation on disk. Use it as ``async with open_session(...) as session``:
 entering opens its toolsets (MCP servers), leaving ends it (``SessionEnd``).
-
-Vocabulary: a *session* is one conversation with its log on disk;
-``AgentSession`` is its live handle and ``core.session`` stores it.
-"""
+A *session* is one conversation with its log on disk; ``AgentSession`` is its
+live handle and ``core.session`` stores it."""
 
 from __future__ import annotations
 
@@ -355,9 +353,10 @@ class AgentSession:
         return self.context.report(self.conversation)
 
     async def _prepare(self, *, check_size: bool = True) -> AsyncIterator[AgentEvent]:
-        """Before a turn: pending notices, the session on disk (and its
-        ``SessionStart``), a resumed conversation compacted if too large."""
+        """Before a turn: newly trusted MCP servers, pending notices, the session
+        on disk (``SessionStart``), a resumed conversation compacted if too large."""
         if self.mcp is not None and self._owns_mcp:
+            await self.mcp.start_allowed()
             self._pending_notices += self.mcp.drain_notices()
         for notice in self._pending_notices:
             yield notice

@@ -1,38 +1,29 @@
-// The approval card's view (anywidget ESM). The person's answer goes to the
-// kernel as one custom message carrying the note and the save box as they are
-// at the click, so nothing typed can be lost to a state update still on its
-// way. Keys while the card has focus: y allow, a always allow, n deny; Enter
-// in the note denies with the note.
+// The approval card's view. The person's answer goes to the kernel as one
+// custom message carrying the note and the save box as they are at the
+// click, so nothing typed can be lost to a state update still on its way.
+// Keys while the card has focus (it takes it when shown): y allow, a always
+// allow, n deny; Enter in the note denies with the note. Once answered the
+// card keeps its height (the verdict replaces the buttons), so the page does
+// not jump under the pointer; a card drawn already answered is one line.
 const CHOICES = [
-  ["allow", "Allow", "Run this call once (y)"],
-  ["always", "Always allow", "Run it, and allow such calls for the rest of this session (a)"],
-  ["deny", "Deny", "Do not run it; the note is passed to the model (n, or Enter in the note)"],
+  ["allow", "Allow", "Run this call once (y)", "mod-ok"],
+  ["always", "Always allow", "Run it, and allow such calls for the rest of this session (a)", "mod-info"],
+  ["deny", "Deny", "Do not run it; the note is passed to the model (n, or Enter in the note)", "mod-error"],
 ];
 const KEYS = { y: "allow", a: "always", n: "deny" };
 
-function node(tag, className, text) {
-  const el = document.createElement(tag);
-  if (className) el.className = className;
-  if (text !== undefined) el.textContent = text;
-  return el;
-}
-
-function typingElsewhere(card) {
-  const active = document.activeElement;
-  if (!active || active === document.body || card.contains(active)) return false;
-  return active.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName);
-}
-
 function render({ model, el }) {
+  const offline = live(el, model);
   const card = node("div", "mewcode-approval mewcode-card");
   card.tabIndex = -1;
-  const live = node("div", "mewcode-card-live");
+  const verdict = node("div", "mewcode-card-verdict");
   const heading = node("div", "mewcode-card-heading");
   const detail = node("div", "mewcode-card-detail");
+  const controls = node("div", "mewcode-live mewcode-card-controls");
   const row = node("div", "mewcode-card-buttons");
   const buttons = {};
-  for (const [choice, label, title] of CHOICES) {
-    const button = node("button", `mewcode-card-button mod-${choice}`, label);
+  for (const [choice, label, title, look] of CHOICES) {
+    const button = node("button", `mewcode-card-button ${look}`, label);
     button.type = "button";
     button.title = title;
     button.addEventListener("click", () => decide(choice));
@@ -50,12 +41,12 @@ function render({ model, el }) {
   save.checked = model.get("save");
   saveLabel.append(save, " Save “Always allow” to this project");
   extras.append(note, saveLabel);
-  live.append(heading, detail, row, extras);
-  const decided = node("details", "mewcode-card-decided");
-  const decidedLine = node("summary");
-  const decidedBody = node("div");
-  decided.append(decidedLine, decidedBody);
-  card.append(live, decided);
+  controls.append(row, extras);
+  const compact = node("details", "mewcode-card-decided");
+  const compactLine = node("summary");
+  const compactBody = node("div");
+  compact.append(compactLine, compactBody);
+  card.append(verdict, heading, detail, controls, compact, offline);
   el.appendChild(card);
 
   let sent = false;
@@ -91,39 +82,42 @@ function render({ model, el }) {
     }
   });
 
+  const answeredAtFirst = Boolean(model.get("decided"));
   function sync() {
     heading.innerHTML = model.get("heading");
     detail.innerHTML = model.get("detail");
-    const verdict = model.get("decided");
-    live.hidden = Boolean(verdict);
-    decided.hidden = !verdict;
-    card.classList.toggle("mod-decided", Boolean(verdict));
-    if (verdict) {
-      decidedLine.innerHTML = verdict;
-      decidedBody.innerHTML = model.get("heading") + model.get("detail");
+    const answer = model.get("decided");
+    card.classList.toggle("mod-decided", Boolean(answer));
+    card.classList.toggle("mod-compact", Boolean(answer) && answeredAtFirst);
+    if (answer && answeredAtFirst) {
+      // drawn already answered: one line that expands to what was asked
+      for (const part of [verdict, heading, detail, controls]) part.hidden = true;
+      compact.hidden = false;
+      compactLine.innerHTML = answer;
+      compactBody.innerHTML = model.get("heading") + model.get("detail");
+    } else if (answer) {
+      // answered here: the verdict takes the buttons' place, the height stays
+      if (!card.style.minHeight) card.style.minHeight = `${card.offsetHeight}px`;
+      compact.hidden = true;
+      controls.hidden = true;
+      verdict.hidden = false;
+      verdict.innerHTML = answer;
+    } else {
+      compact.hidden = true;
+      verdict.hidden = true;
+      controls.hidden = false;
     }
     if (note.value !== model.get("note") && document.activeElement !== note) {
       note.value = model.get("note");
     }
     save.checked = model.get("save");
   }
-  model.on("change:heading", sync);
-  model.on("change:detail", sync);
-  model.on("change:decided", sync);
-  model.on("change:save", sync);
+  const events = ["heading", "detail", "decided", "save"];
+  for (const name of events) model.on(`change:${name}`, sync);
   sync();
-
-  if (!model.get("decided")) {
-    requestAnimationFrame(() => {
-      card.scrollIntoView({ block: "nearest" });
-      if (!typingElsewhere(card)) buttons.allow.focus({ preventScroll: true });
-    });
-  }
+  if (!answeredAtFirst) takeFocus(card, buttons.allow);
   return () => {
-    model.off("change:heading", sync);
-    model.off("change:detail", sync);
-    model.off("change:decided", sync);
-    model.off("change:save", sync);
+    for (const name of events) model.off(`change:${name}`, sync);
   };
 }
 

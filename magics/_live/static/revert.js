@@ -1,34 +1,29 @@
-// The "Revert N files" card (anywidget ESM). The button asks the kernel for
-// a preview; Restore (Enter or y while the card has focus) carries it out,
-// Cancel (Escape or n) goes back. "Overwrite changed files too" appears only
-// when a file changed since the turn.
-function node(tag, className, text) {
-  const el = document.createElement(tag);
-  if (className) el.className = className;
-  if (text !== undefined) el.textContent = text;
-  return el;
-}
-
+// The "Revert N files" card. The button asks the kernel for a preview;
+// Restore (Enter or y while the card has focus, which it takes when the
+// preview opens) carries it out, Cancel (Escape or n) goes back.
+// "Overwrite changed files too" appears only when a file changed since the
+// turn.
 function render({ model, el }) {
-  const card = node("div", "mewcode-revert");
+  const offline = live(el, model);
+  const card = node("div", "mewcode-revert mewcode-live");
   card.tabIndex = -1;
-  const open = node("button", "mewcode-revert-button mod-open");
+  const open = node("button", "mewcode-revert-button mod-plain");
   open.type = "button";
   open.title = "Show what reverting this turn's file changes would do";
   const body = node("div", "mewcode-revert-body");
   const row = node("div", "mewcode-revert-buttons");
-  const restore = node("button", "mewcode-revert-button mod-restore", "Restore");
+  const restore = node("button", "mewcode-revert-button mod-warn", "Restore");
   restore.type = "button";
   restore.title = "Restore the files as they were before the turn (Enter, y)";
-  const force = node("button", "mewcode-revert-button mod-force", "Overwrite changed files too");
+  const force = node("button", "mewcode-revert-button mod-error", "Overwrite changed files too");
   force.type = "button";
   force.title = "Also overwrite the files changed since the turn";
-  const cancel = node("button", "mewcode-revert-button mod-cancel", "Cancel");
+  const cancel = node("button", "mewcode-revert-button mod-plain", "Cancel");
   cancel.type = "button";
   cancel.title = "Keep the files as they are (Escape, n)";
   row.append(restore, force, cancel);
   card.append(open, body, row);
-  el.appendChild(card);
+  el.append(card, offline);
 
   let busy = false;
   function send(event, extra) {
@@ -67,22 +62,15 @@ function render({ model, el }) {
     force.hidden = !model.get("conflicts");
     for (const b of [open, restore, force, cancel]) b.disabled = false;
     card.classList.toggle("mod-done", state === "done");
-    if (state === "preview") {
-      requestAnimationFrame(() => {
-        const first = restore.hidden ? cancel : restore;
-        first.focus({ preventScroll: true });
-        card.scrollIntoView({ block: "nearest" });
-      });
-    }
+    // done: nothing left to do here, so the page keeps no live control
+    card.classList.toggle("mewcode-live", state !== "done");
+    if (state === "preview") takeFocus(card, restore.hidden ? cancel : restore);
   }
-  for (const name of ["state", "body", "label", "conflicts", "can_restore"]) {
-    model.on(`change:${name}`, sync);
-  }
+  const events = ["state", "body", "label", "conflicts", "can_restore"];
+  for (const name of events) model.on(`change:${name}`, sync);
   sync();
   return () => {
-    for (const name of ["state", "body", "label", "conflicts", "can_restore"]) {
-      model.off(`change:${name}`, sync);
-    }
+    for (const name of events) model.off(`change:${name}`, sync);
   };
 }
 

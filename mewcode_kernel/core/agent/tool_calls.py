@@ -34,6 +34,8 @@ from ..events import (
 from ..lifecycle import Lifecycle
 from ..messages import TextBlock, ToolResultBlock, ToolUseBlock, scrub_surrogates
 from ..permission.seam import PermissionGate
+from ..permission.shell.analysis import analyze
+from ..permission.shell.readonly import writes_possibly
 from ..redaction import Redactor, StreamRedactor
 from ..tools.base import Tool, ToolOutput
 from ..tools.context import CancelScope, RunContext
@@ -247,7 +249,7 @@ async def _call_one(
 ) -> _Finished:
     start = time.perf_counter()
     ctx = dataclasses.replace(agent.context_for(call), emit=emit, scope=scope)
-    if ctx.checkpoints is not None and t.kind == "exec" and not t.read_only:
+    if ctx.checkpoints is not None and t.kind == "exec" and _may_write(t, args):
         # what a command changes is not followed: the turn lists it as not tracked
         summary = f"{call.name} {t.display(args)[:200]}".rstrip()
         await asyncio.to_thread(ctx.checkpoints.note_command, agent.redactor.redact(summary))
@@ -263,6 +265,18 @@ async def _call_one(
             is_error=True,
         )
     return _Finished(call=call, result=result, duration=time.perf_counter() - start)
+
+
+def _may_write(t: Tool, args: dict[str, Any]) -> bool:
+    """Whether a call may change files: a shell command that only reads (``ls``,
+    ``wc -l``, by the read-only roles' strict reading) leaves the turn nothing
+    to revert, so no "not tracked" note."""
+    if t.read_only:
+        return False
+    if t.family != "command":
+        return True
+    command = t.subject(args)
+    return not isinstance(command, str) or writes_possibly(analyze(command)) is not None
 
 
 def _redacted_progress(event: AgentEvent, streams: dict[str, StreamRedactor]) -> AgentEvent | None:

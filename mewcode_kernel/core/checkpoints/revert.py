@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from ..fs import UnsafeWriteError, Workspace, atomic_write_within, safe_unlink_within
 from ..permission.targets import is_protected
@@ -225,6 +225,15 @@ class TurnRevert:
     def plan(self, *, force: bool = False) -> RevertPlan:
         record = self._store.load(self.turn)
         return plan_revert(record, self._store, self._workspace, force=force)
+
+    def reverted(self) -> dict[str, Any] | None:
+        """How the turn was reverted (``at``, ``files``: each file's outcome), by
+        a front end's button or ``/rewind``; ``None`` while it is not (or its
+        record cannot be read)."""
+        try:
+            return self._store.load(self.turn).reverted
+        except ValueError:
+            return None
 
     def apply(self, *, force: bool = False) -> RevertPlan:
         plan = self.plan(force=force)

@@ -81,9 +81,12 @@ async def trust_command(session: AgentSession, args: str) -> CommandResult:
         if not trust.items:
             return CommandResult(markdown="This project has no settings that need trust.", data=[])
         trust = session.trust_project()
+        started = await session.mcp.start_allowed() if session.mcp is not None else []
         listed = "\n".join(f"- `{i.file}`: {i.detail}" for i in trust.items)
+        servers = f"\n\nMCP servers started: {', '.join(started)}." if started else ""
         return CommandResult(
-            markdown=f"Trusted this project's settings; they apply from now on:\n\n{listed}",
+            markdown=f"Trusted this project's settings; they apply from now on:\n\n{listed}"
+            + servers,
             data=describe(trust),
         )
     if wanted:

@@ -101,7 +101,7 @@ async def run_skill(session: AgentSession, name: str, args: str) -> CommandResul
         return CommandResult(markdown=done.text, data={"skill": skill.name, "mode": "fork"})
     note = f" ({done.note})" if done.note else ""
     return CommandResult(
-        markdown=f"▶ skill `{skill.name}` from `{skill.display_dir}`{note}",
+        markdown=f"skill `{skill.name}` from `{skill.display_dir}`{note}",
         data={"skill": skill.name, "mode": "inline", "args": args},
         prompt=done.text,
     )

@@ -12,7 +12,8 @@ change up between turns only.
 Project servers (``.mewcode.yaml``, ``.mcp.json``) start only when
 ``server_trusted(server)`` says so (default: ``project_trusted()``, itself
 ``MEWCODE_TRUST_PROJECT=1`` by default); a session asks whether the
-project's trust (``core.trust``) allows that very entry. User servers
+project's trust (``core.trust``) allows that very entry, and, once trust is
+given, starts the servers left out (``start_allowed``, before each turn). User servers
 need no trust. ``sandbox_wrap`` (the session's OS sandbox) confines every
 stdio server's process, user servers included.
 
@@ -214,6 +215,36 @@ class McpToolset:
             await self._start([server], report=False)
         self._start_notes.pop(name, None)
         return next(s for s in self.statuses() if s.name == name)
+
+    async def start_allowed(self) -> list[str]:
+        """Start the project servers the trust allows now that were left out
+        (untrusted) or stood in for by the user's definition: a trust given
+        after the session opened (the card, ``/trust yes``) takes effect at
+        once. Returns their names (cheap when there are none: each turn asks)."""
+        waiting = [
+            server
+            for name, server in self._servers.items()
+            if server.scope == "project"
+            and (
+                self._skipped.get(name) == "untrusted"
+                or (name in self._connections and self._connections[name].config is server.shadows)
+            )
+            and self.server_trusted(server)
+        ]
+        if not waiting or not self._open:
+            return []
+        deadline = asyncio.get_running_loop().time() + CLOSE_DEADLINE
+        for server in waiting:
+            self._skipped.pop(server.name, None)
+            stale = self._connections.pop(server.name, None)
+            if stale is not None:
+                await stale.close(deadline)
+        self._rebuild()
+        await self._start(waiting)
+        for server in waiting:
+            if self.state_of(server.name) == "connected":
+                self._notice("info", f"MCP server {server.name!r} started: the project is trusted.")
+        return [s.name for s in waiting]
 
     def drain_notices(self) -> list[Notice]:
         """What happened since the last call (servers that failed, were
