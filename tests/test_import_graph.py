@@ -38,7 +38,7 @@ LAYERS: tuple[frozenset[str], ...] = (
             "project_paths",
         }
     ),
-    frozenset({"config", "fs", "prompt", "conversation", "sandbox", "trust"}),
+    frozenset({"config", "fs", "prompt", "conversation", "sandbox", "trust", "notebook"}),
     frozenset({"providers"}),
     frozenset({"tools"}),
     frozenset({"permission", "mcp"}),

@@ -5,8 +5,10 @@ A small anywidget (``static/revert.js``): the button asks for a preview
 files changed since the turn and are left alone), then Restore carries it
 out and the card shows what happened. Files changed since are overwritten
 only by the explicit "Overwrite changed files too" button. The work is the
-core's (``checkpoints.TurnRevert``); clicks may arrive on a kernel subshell's
-thread, and each is handled there, one at a time.
+core's (``checkpoints.TurnRevert``, a coroutine: restoring an open
+notebook's cells talks to the front end), run on the kernel's event loop;
+clicks may arrive on a kernel subshell's thread, which waits for it there,
+one click at a time.
 
 Unlike the approval cards, this card outlives its turn: its clicks come
 later. So that a saved notebook still reads without a kernel, only the
@@ -18,7 +20,9 @@ the kernel shuts down or restarts (``settle_all``).
 
 from __future__ import annotations
 
+import asyncio
 import threading
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -107,26 +111,52 @@ class RevertCard:
         self.widget.on_msg(self._on_message)
         self._lock = threading.Lock()
         self.last: RevertPlan | None = None
+        try:  # made on the kernel's loop (the turn's end), which the work runs on
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict):
             return
         event = content.get("event")
-        with self._lock:
+        if event == "preview":
+            self._run(self.preview)
+        elif event == "restore":
+            force = bool(content.get("force"))
+            self._run(lambda: self.restore(force=force))
+        elif event == "cancel" and self.widget.state == "preview":
+            self.widget.state = "ready"
+
+    def _run(self, work: Callable[[], Coroutine[Any, Any, RevertPlan]]) -> None:
+        """Run ``work`` on the kernel's loop: waited for on a subshell's
+        thread, scheduled when the click arrives on the loop's own thread."""
+
+        async def guarded() -> None:
             try:
-                if event == "preview":
-                    self.preview()
-                elif event == "restore":
-                    self.restore(force=bool(content.get("force")))
-                elif event == "cancel" and self.widget.state == "preview":
-                    self.widget.state = "ready"
+                await work()
             except Exception as exc:  # shown in the card, never lost in the kernel log
                 self._show(
                     "done", f'<span style="color:{COLORS["error"]}">✗ {esc(str(exc))}</span>'
                 )
 
-    def preview(self) -> RevertPlan:
-        plan = self.last = self.revert.plan()
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            with self._lock:
+                asyncio.run(guarded())
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            loop.create_task(guarded())
+            return
+        with self._lock:
+            asyncio.run_coroutine_threadsafe(guarded(), loop).result(timeout=120)
+
+    async def preview(self) -> RevertPlan:
+        plan = self.last = await self.revert.plan()
         head = (
             "Nothing to revert: every file is already as before the turn."
             if not plan.changes and not plan.conflicts
@@ -138,8 +168,8 @@ class RevertCard:
             self._show("preview", f"<div>{esc(head)}</div>{plan_html(plan)}")
         return plan
 
-    def restore(self, *, force: bool = False) -> RevertPlan:
-        plan = self.last = self.revert.apply(force=force)
+    async def restore(self, *, force: bool = False) -> RevertPlan:
+        plan = self.last = await self.revert.apply(force=force)
         if not plan.applied:  # a file changed since, or nothing to do: nothing was touched
             with self.widget.hold_sync():
                 self.widget.conflicts = bool(plan.conflicts)

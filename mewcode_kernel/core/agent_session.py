@@ -34,6 +34,7 @@ from .hooks import HookEngine
 from .lifecycle import LifecycleDispatcher
 from .mcp import McpToolset
 from .messages import Message, scrub_surrogates
+from .notebook import NotebookAccess
 from .permission import ApprovalHandler, AuditRecord, Mode, PermissionGate
 from .prompt import MemoryNote, MemoryStore
 from .prompt.memory import Scope
@@ -68,7 +69,7 @@ class AgentSession:
     the task tools). ``trust`` and ``sandbox`` default to the project's;
     ``mcp`` holds the MCP servers, started on entering and stopped on
     closing unless ``owns_mcp`` is false. ``toolsets``: the front end's own
-    tools (a notebook's). ``extensions_home`` (default ``home``): where the
+    tools (a notebook's); ``notebooks``: how it reaches open notebooks. ``extensions_home`` (default ``home``): where the
     user's own skills, agents, instructions and memory are read.
     """
 
@@ -95,6 +96,7 @@ class AgentSession:
         owns_mcp: bool = True,
         toolsets: Sequence[Toolset] = (),
         extensions_home: Path | None = None,
+        notebooks: NotebookAccess | None = None,
     ) -> None:
         self.root = root
         self.mcp = mcp
@@ -109,7 +111,7 @@ class AgentSession:
             self, root, config=config, provider=provider, settings=settings, tools=tools,
             gate=gate, mode=mode, approval_handler=approval_handler, max_turns=max_turns,
             home=home, context_policy=context_policy, hooks=hooks, tasks=tasks, trust=trust,
-            sandbox=sandbox, env=env, toolsets=toolsets,
+            sandbox=sandbox, env=env, toolsets=toolsets, notebooks=notebooks,
             # ``open_session`` points an offline demo replay at an empty folder
             personal=extensions_home if extensions_home is not None else home,
         )  # fmt: skip
@@ -351,7 +353,7 @@ class AgentSession:
         record, store = self.checkpoints.record, self.checkpoints.store
         if record is None or store is None:
             return None
-        return TurnRevert(record, store, self.agent.ctx.workspace)
+        return TurnRevert(record, store, self.agent.ctx.workspace, self.checkpoints.notebooks)
 
     def context_report(self) -> ContextReport:
         """How full the context is (``/context``)."""

@@ -21,6 +21,7 @@ from .events import Notice
 from .hooks import HookEngine
 from .lifecycle import LifecycleDispatcher
 from .mcp import McpToolset
+from .notebook import NotebookAccess
 from .permission import ApprovalHandler, Mode, PermissionGate
 from .providers.factory import build_provider
 from .tasks import TaskManager
@@ -49,6 +50,7 @@ def open_session(
     mcp: McpToolset | None = None,
     project_trusted: Callable[[], bool] | None = None,
     toolsets: Sequence[Toolset] = (),
+    notebooks: NotebookAccess | None = None,
 ) -> AgentSession:
     """An ``AgentSession`` for the project at ``root`` with the configured provider.
 
@@ -57,7 +59,9 @@ def open_session(
     ``project_trusted`` decides whether the project's own servers may start
     (default: the project's trust, ``session.safety.trust``); stdio servers
     run in the session's OS sandbox. ``toolsets``: tools only the front end
-    can offer (a notebook kernel's), joined after the built-ins.
+    can offer (a notebook kernel's), joined after the built-ins; ``notebooks``:
+    how the front end reaches the notebooks it has open (revert restores
+    their cells there).
 
     Raises ``ConfigError`` when the selected provider cannot be used (unknown
     name, missing variable); problems in config files become warnings.
@@ -94,6 +98,7 @@ def open_session(
         owns_mcp=mcp is None,
         toolsets=toolsets,
         extensions_home=personal,
+        notebooks=notebooks,
     )
     if left_out:
         session.notify(
