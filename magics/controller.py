@@ -34,6 +34,7 @@ from .cell import (
 )
 from .errors import AgentCellError, AgentInterrupted, AgentUsageError
 from .kernel_tools.errors import ErrorTracker
+from .kernel_tools.frontend import FrontendLinks
 from .options import AgentCall, AgentOptions, parse_cell
 from .starting import StartingLine
 
@@ -119,6 +120,12 @@ class AgentController:
         if events is not None:
             events.register("post_run_cell", self.errors.post_run_cell)
         self._kernel_tools: KernelTools | None = None
+        #: the notebooks open in front ends with MewCode's extension, linked now
+        #: so that they are known before the first agent cell
+        self.links = FrontendLinks(self.start_dir)
+        kernel = getattr(shell, "kernel", None)
+        if kernel is not None:
+            self.links.register(kernel)
 
     # --- one cell ------------------------------------------------------------------
 
@@ -214,6 +221,7 @@ class AgentController:
             from .kernel_tools.tools import kernel_toolset
 
             kwargs["toolsets"] = [kernel_toolset(self.kernel_tools)]
+            kwargs["notebooks"] = self.kernel_tools.notebooks.access
         try:
             session = open_session(self.start_dir, **kwargs)
         except (MewcodeError, ValueError) as exc:
@@ -318,7 +326,9 @@ class AgentController:
             from .interrupt import cancel_foreground
             from .kernel_tools.tools import KernelTools
 
-            self._kernel_tools = KernelTools(self.shell, self.errors)
+            self._kernel_tools = KernelTools(
+                self.shell, self.errors, root=self.start_dir, links=self.links
+            )
             self._kernel_tools.on_interrupt = cancel_foreground
         return self._kernel_tools
 
