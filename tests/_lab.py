@@ -4,7 +4,9 @@
 port, a random token, ``--allow-root``) serving ``root``, with its own
 config, data, runtime and settings directories under ``state_dir`` and the
 ``mewcode`` kernelspec installed there (the environment scrubbed of
-provider keys, as for kernel tests); it waits (bounded) for the server to say it is
+provider keys, as for kernel tests) and this checkout's prebuilt
+extension (``magics/labextension``) where JupyterLab looks for extensions
+(a copy under a ``JUPYTER_PATH`` entry, found before an installed one); it waits (bounded) for the server to say it is
 running, and on exit shuts the server and its kernels down (then kills it if
 it does not stop in time).
 """
@@ -15,6 +17,7 @@ import json
 import os
 import queue
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -32,6 +35,7 @@ import pytest
 from tests._kernel import install_kernelspec, kernel_env
 
 CHROMIUM = "/usr/bin/chromium"
+LABEXTENSION = Path(__file__).resolve().parent.parent / "magics" / "labextension"
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -70,6 +74,8 @@ class JupyterLab:
 
     def __enter__(self) -> JupyterLab:
         kernels = install_kernelspec(self.state / "prefix")
+        extensions = self.state / "extensions"
+        shutil.copytree(LABEXTENSION, extensions / "labextensions" / "mewcode-notebook")
         settings = self.state / "settings"
         for name, values in _SETTINGS.items():
             path = settings / name
@@ -80,7 +86,7 @@ class JupyterLab:
             JUPYTER_CONFIG_DIR=str(self.state / "config"),
             JUPYTER_DATA_DIR=str(self.state / "data"),
             JUPYTER_RUNTIME_DIR=str(self.state / "runtime"),
-            JUPYTER_PATH=str(kernels),
+            JUPYTER_PATH=os.pathsep.join([str(kernels), str(extensions)]),
         )
         args = [
             sys.executable,
@@ -216,7 +222,8 @@ def notebook_page(
 ) -> Iterator[Any]:
     """``root/notebook`` open in JupyterLab in chromium, its ``cells`` code
     cells shown and its kernel idle: a Playwright ``Page``. On an exception a
-    screenshot and JupyterLab's log are saved beside ``failure`` (a .png path)."""
+    screenshot is saved at ``failure`` (a .png path); JupyterLab's log (its
+    kernels' too) beside it, always."""
     from playwright.sync_api import expect, sync_playwright
 
     with JupyterLab(root, state_dir) as lab, sync_playwright() as pw:
@@ -239,6 +246,8 @@ def notebook_page(
             raise
         finally:
             browser.close()
+            failure.parent.mkdir(exist_ok=True)
+            failure.with_suffix(".log").write_text(lab.log())  # the server's and kernels' log
 
 
 def run_cell(page: Any, index: int) -> Any:

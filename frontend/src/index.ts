@@ -11,8 +11,10 @@
  *   all or nothing: each op's `expect` (the source the agent last read) is
  *   checked first, and a cell the person changed since is reported, never
  *   overwritten. The batch is one transaction of the shared model, so it is
- *   one undo step (Ctrl+Z undoes it); outputs are not undoable, as when a
- *   cell runs. It works the same with real-time collaboration (the shared
+ *   one undo step (Ctrl+Z undoes it); with per-cell undo (JupyterLab's
+ *   default) a source change is one step of that cell's undo, and cells
+ *   inserted, deleted or moved one step of the notebook's (Z in command
+ *   mode). Outputs are not undoable, as when a cell runs. It works the same with real-time collaboration (the shared
  *   model is then the collaborative document).
  *
  * A kernel that loads MewCode after this panel connected announces itself
@@ -222,6 +224,10 @@ class Link {
     throw new Error(`the notebook has no cell with id ${id}`);
   }
 
+  private typeOf(id: string): string {
+    return this.shared.cells[this.index(id)].cell_type;
+  }
+
   private apply(ops: IOp[]): Json {
     const shared = this.shared;
     // every check first: all or nothing
@@ -238,14 +244,30 @@ class Link {
       }
     }
     const outputsOnly = ops.every(op => op.op === 'outputs');
-    const undo = shared.undoManager;
-    undo?.stopCapturing(); // the person's typing before is a step of its own
-    shared.transact(() => {
-      for (const op of ops) {
-        this.applyOne(op);
-      }
-    }, !outputsOnly);
-    undo?.stopCapturing(); // and so is what they type after
+    // With per-cell undo (JupyterLab's default), a cell's Ctrl+Z undoes what was
+    // done with the cell as origin: a source change is made that way, as its own
+    // step; cells inserted, deleted or moved are the notebook's (its undo, Z).
+    const perCell = !!shared.disableDocumentWideUndoRedo;
+    const ownStep = (op: IOp) =>
+      perCell && op.op === 'replace' && !(op.cell_type && op.cell_type !== this.typeOf(op.id));
+    for (const op of ops.filter(ownStep)) {
+      const cell = shared.cells[this.index(op.id)];
+      const undo = cell.undoManager;
+      undo?.stopCapturing(); // the person's typing before is a step of its own
+      cell.transact(() => cell.setSource(op.source ?? ''));
+      undo?.stopCapturing(); // and so is what they type after
+    }
+    const rest = ops.filter(op => !ownStep(op));
+    if (rest.length) {
+      const undo = shared.undoManager;
+      undo?.stopCapturing();
+      shared.transact(() => {
+        for (const op of rest) {
+          this.applyOne(op);
+        }
+      }, !outputsOnly);
+      undo?.stopCapturing();
+    }
     return this.read([]);
   }
 

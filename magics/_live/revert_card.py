@@ -6,9 +6,8 @@ files changed since the turn and are left alone), then Restore carries it
 out and the card shows what happened. Files changed since are overwritten
 only by the explicit "Overwrite changed files too" button. The work is the
 core's (``checkpoints.TurnRevert``, a coroutine: restoring an open
-notebook's cells talks to the front end), run on the kernel's event loop;
-clicks may arrive on a kernel subshell's thread, which waits for it there,
-one click at a time.
+notebook's cells talks to the front end), run on the kernel's event loop, one click at a time; clicks may arrive on
+a kernel subshell's thread, which hands the work over and returns.
 
 Unlike the approval cards, this card outlives its turn: its clicks come
 later. So that a saved notebook still reads without a kernel, only the
@@ -21,7 +20,6 @@ the kernel shuts down or restarts (``settle_all``).
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -109,7 +107,7 @@ class RevertCard:
         n = len(revert.files)
         self.widget = RevertWidget(label=f"Revert {n} file{'s' if n != 1 else ''}")
         self.widget.on_msg(self._on_message)
-        self._lock = threading.Lock()
+        self._busy = asyncio.Lock()  # one click's work at a time
         self.last: RevertPlan | None = None
         try:  # made on the kernel's loop (the turn's end), which the work runs on
             self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
@@ -129,21 +127,22 @@ class RevertCard:
             self.widget.state = "ready"
 
     def _run(self, work: Callable[[], Coroutine[Any, Any, RevertPlan]]) -> None:
-        """Run ``work`` on the kernel's loop: waited for on a subshell's
-        thread, scheduled when the click arrives on the loop's own thread."""
+        """Run ``work`` on the kernel's loop, one click at a time. Never waited
+        for here: a click may arrive on a subshell's thread, and the front end's
+        answers that restoring an open notebook needs arrive on that thread too."""
 
         async def guarded() -> None:
-            try:
-                await work()
-            except Exception as exc:  # shown in the card, never lost in the kernel log
-                self._show(
-                    "done", f'<span style="color:{COLORS["error"]}">✗ {esc(str(exc))}</span>'
-                )
+            async with self._busy:
+                try:
+                    await work()
+                except Exception as exc:  # shown in the card, never lost in the kernel log
+                    self._show(
+                        "done", f'<span style="color:{COLORS["error"]}">✗ {esc(str(exc))}</span>'
+                    )
 
         loop = self._loop
         if loop is None or loop.is_closed():
-            with self._lock:
-                asyncio.run(guarded())
+            asyncio.run(guarded())
             return
         try:
             running = asyncio.get_running_loop()
@@ -151,9 +150,8 @@ class RevertCard:
             running = None
         if running is loop:
             loop.create_task(guarded())
-            return
-        with self._lock:
-            asyncio.run_coroutine_threadsafe(guarded(), loop).result(timeout=120)
+        else:
+            asyncio.run_coroutine_threadsafe(guarded(), loop)
 
     async def preview(self) -> RevertPlan:
         plan = self.last = await self.revert.plan()

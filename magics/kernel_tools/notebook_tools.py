@@ -80,7 +80,10 @@ class Notebooks:
         attached = self.attached_path()
         if attached is None:
             raise ToolError(NO_NOTEBOOK)
-        return {"path": os.fspath(attached)}
+        try:  # as a person names it: relative to the project when inside
+            return {"path": attached.relative_to(self.root).as_posix()}
+        except ValueError:
+            return {"path": os.fspath(attached)}
 
     def target(self, workspace: Workspace, path: str | None) -> tuple[Path, str]:
         """The notebook's resolved file and how to name it."""
