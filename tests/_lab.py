@@ -4,9 +4,11 @@
 port, a random token, ``--allow-root``) serving ``root``, with its own
 config, data, runtime and settings directories under ``state_dir`` and the
 ``mewcode`` kernelspec installed there (the environment scrubbed of
-provider keys, as for kernel tests) and this checkout's prebuilt
-extension (``magics/labextension``) where JupyterLab looks for extensions
-(a copy under a ``JUPYTER_PATH`` entry, found before an installed one); it waits (bounded) for the server to say it is
+provider keys, as for kernel tests) and MewCode's prebuilt extension: the
+installed one (``pip install``: ``share/jupyter/labextensions``) when it is
+this checkout's build, else a copy of the checkout's under a
+``JUPYTER_PATH`` entry (an editable install made before the extension
+existed, or of another checkout); it waits (bounded) for the server to say it is
 running, and on exit shuts the server and its kernels down (then kills it if
 it does not stop in time).
 """
@@ -75,7 +77,13 @@ class JupyterLab:
     def __enter__(self) -> JupyterLab:
         kernels = install_kernelspec(self.state / "prefix")
         extensions = self.state / "extensions"
-        shutil.copytree(LABEXTENSION, extensions / "labextensions" / "mewcode-notebook")
+        installed = Path(sys.prefix) / "share/jupyter/labextensions/mewcode-notebook"
+        stamp = "source.sha256"
+        if (
+            not (installed / stamp).is_file()
+            or (installed / stamp).read_text() != (LABEXTENSION / stamp).read_text()
+        ):
+            shutil.copytree(LABEXTENSION, extensions / "labextensions" / "mewcode-notebook")
         settings = self.state / "settings"
         for name, values in _SETTINGS.items():
             path = settings / name
