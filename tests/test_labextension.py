@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.test_package_data import copy_inputs
+from tests.test_package_data import copy_inputs, sdist_files
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILT = ROOT / "magics" / "labextension"
@@ -73,3 +73,37 @@ def test_an_install_puts_it_where_jupyterlab_finds_it(tmp_path: Path) -> None:
     found = get_federated_extensions([str(prefix / "share" / "jupyter" / "labextensions")])
     assert NAME in found
     assert found[NAME]["install"]["packageName"] == "mewcode"
+
+
+def test_an_editable_install_puts_it_where_jupyterlab_finds_it(tmp_path: Path) -> None:
+    """``pip install -e`` (what CI runs). setuptools' own editable wheel leaves
+    data files out; the in-tree backend (build_backend/) adds them as a
+    regular wheel carries them. pip builds it as for a user (isolated build
+    environment), into a scratch prefix."""
+    (tmp_path / "source").mkdir()
+    source = copy_inputs(ROOT, tmp_path / "source")
+    prefix = tmp_path / "prefix"
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-warn-script-location",
+         "--prefix", str(prefix), "-e", str(source)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    installed = prefix / "share" / "jupyter" / "labextensions" / NAME
+    shipped = {p.relative_to(installed).as_posix() for p in installed.rglob("*") if p.is_file()}
+    built = {p.relative_to(BUILT).as_posix() for p in BUILT.rglob("*") if p.is_file()}
+    assert built - {"source.sha256"} <= shipped
+    from jupyterlab_server.config import get_federated_extensions
+
+    found = get_federated_extensions([str(installed.parent)])
+    assert found[NAME]["install"]["packageName"] == "mewcode"
+    # pip recorded the files, so pip uninstall removes them
+    [record] = prefix.rglob("mewcode-*.dist-info/RECORD")
+    assert f"labextensions/{NAME}/package.json" in record.read_text()
+
+
+def test_the_sdist_carries_the_build_backend(tmp_path: Path) -> None:
+    """A wheel built from the sdist (pip off PyPI) needs the backend pyproject names."""
+    (tmp_path / "source").mkdir()
+    shipped = sdist_files(copy_inputs(ROOT, tmp_path / "source"), tmp_path / "dist")
+    assert "build_backend/mewcode_build.py" in shipped

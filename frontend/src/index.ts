@@ -112,8 +112,10 @@ class Link {
   }
 
   private where(): Json {
+    const context: any = this.panel.context;
     return {
-      path: this.panel.context.path,
+      // without a drive prefix ("RTC:work.ipynb" with real-time collaboration)
+      path: context.localPath ?? context.path,
       serverRoot: PageConfig.getOption('serverRoot')
     };
   }
