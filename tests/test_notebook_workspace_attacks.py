@@ -367,3 +367,45 @@ async def test_secrets_in_cells_stay_masked_and_are_never_written_back_masked(ro
     assert "masked for you" in done.result(2)
     assert f'api_key = \\"{key}\\"' in path.read_text()
     assert "retries=3" in path.read_text()
+
+
+def _stdout(text: str) -> dict[str, object]:
+    return {"output_type": "stream", "name": "stdout", "text": [text]}
+
+
+@pytest.mark.parametrize("read_alone", [False, True])
+async def test_a_secret_one_cell_sets_is_masked_where_any_cell_prints_it(
+    root: Path, read_alone: bool
+) -> None:
+    """The secret is only in the file (the kernel never ran the cell, so it
+    is not in the namespace): the cell that sets it, read or not, teaches
+    the redactor, and every output showing it, before or after an image
+    (results are redacted a block at a time), is masked."""
+    password = "Zq8-hunter2-" + "Xv7pL0mN3bQ9"
+    aws = "AKIA" + "Q2W3E4R5T6Y7U8I9"
+    cells = [
+        code("sets", f'db_password = "{password}"\n'),
+        code("early", "print(db_password)\n", [_stdout(f"{password}\n")]),
+        code("chart", "show()\n", [image_output(png_b64(8, 8))]),
+        code("late", "print(cfg)\n", [_stdout(f"cfg: pw={password} key={aws}\n"), {
+            "output_type": "error", "ename": "ValueError", "evalue": f"bad {password}",
+            "traceback": [f"ValueError: bad {password}"]}]),
+        markdown("note", f"The password was {password[:6]}... and the key {aws}"),
+    ]  # fmt: skip
+    (root / "s.ipynb").write_text(notebook(cells))
+    reads = (
+        [("notebook_read", {"path": "s.ipynb", "cell_id": cid}) for cid in ("early", "late")]
+        if read_alone
+        else [("notebook_read", {"path": "s.ipynb"})]
+    )
+    done = await turn(root, reads, the_shell=shell())
+    sent = json.dumps(done.requests)
+    assert password not in sent and aws not in sent
+    assert "[REDACTED:cell]" in done.result(1)
+    assert password in (root / "s.ipynb").read_text()  # the file is unchanged
+
+
+async def test_a_cell_read_alone_keeps_its_place(root: Path) -> None:
+    (root / "p.ipynb").write_text(notebook([code(f"c{i}", f"x = {i}\n") for i in range(4)]))
+    done = await turn(root, [("notebook_read", {"path": "p.ipynb", "cell_id": "c2"})])
+    assert '<cell index="2" id="c2" type="code">' in done.result(1)

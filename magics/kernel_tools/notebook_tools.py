@@ -41,7 +41,7 @@ from mewcode_kernel.core.tools.base import FileChange
 
 from .live import LiveNotebooks
 from .masking import MASKED, mask_keys
-from .secret_values import cell_secrets, notebook_redactor
+from .secret_values import cell_secrets, found_secrets, notebook_redactor
 
 if TYPE_CHECKING:
     from mewcode_kernel.core.redaction import Redactor
@@ -120,6 +120,17 @@ class Notebooks:
     def redactor(self, sources: list[str]) -> Redactor:
         extra = [pair for s in sources for pair in cell_secrets(s)]
         return notebook_redactor(self.shell, extra)
+
+    def read_view(self, sources: list[str], others: list[str]) -> tuple[list[str], Redactor]:
+        """Each of ``sources`` as the model sees it (credentials masked), and
+        the redactor of the whole result, which also knows the secrets the
+        ``others`` cells set (a cell read alone may print one). One scan of
+        each source, not three: a 200-cell read stays within its budget."""
+        found: list[str] = []
+        shown = [mask_keys(s, unquoted=False, found=found) for s in sources]
+        for other in others:
+            mask_keys(other, unquoted=False, found=found)
+        return shown, notebook_redactor(self.shell, found_secrets(found))
 
     def shown_source(self, source: str) -> str:
         return mask_keys(source, unquoted=False)

@@ -73,13 +73,17 @@ def _read(nb: Notebooks) -> Tool:
         path_, shown = nb.target(ctx.workspace, path)
         try:
             cells = await nb.access.read(path_, shown, full="all" if cell_id is None else {cell_id})
-            listed = cells.cells
+            listed, start = cells.cells, 0
             if cell_id is not None:
-                listed = [cells.cells[find_cell(cells.cells, cell_id, shown)]]
+                start = find_cell(cells.cells, cell_id, shown)
+                listed = [cells.cells[start]]
         except (NotebookError, EditRefused) as exc:
             raise ToolError(str(exc)) from None
         nb.remember(cells, None if cell_id is None else {cell_id})
-        redact = nb.redactor([cell_source(c) for c in listed])
+        chosen = {id(c) for c in listed}
+        others = [cell_source(c) for c in cells.cells if id(c) not in chosen]
+        masked, redact = nb.read_view([cell_source(c) for c in listed], others)
+        shown_sources = {id(c): text for c, text in zip(listed, masked, strict=True)}
         state = cells.where + (", with unsaved changes" if cells.dirty else "")
         heading = f"{shown}: {len(cells.cells)} cells ({state})"
         if cells.selected:
@@ -89,7 +93,8 @@ def _read(nb: Notebooks) -> Tool:
             heading=heading,
             redact=lambda t: redact.redact(mask_keys(t, unquoted=False)),
             selected=cells.selected,
-            source=lambda c: nb.shown_source(cell_source(c)),
+            source=lambda c: shown_sources[id(c)],
+            start=start,
         )
         return ToolOutput(content=parts)
 

@@ -70,9 +70,11 @@ class Summary:
     lines: list[str] = field(default_factory=list)
     parts: list[TextBlock | ImageBlock] = field(default_factory=list)
     images_named: int = 0
+    _size: int = 0
 
     def add(self, line: str) -> None:
-        self.lines.append(self.redact(line))
+        self.lines.append(line)
+        self._size += len(line)
 
     def image(self, mime: str, data: Any, note: str) -> None:
         if self.images_left <= 0:
@@ -90,14 +92,14 @@ class Summary:
         self.parts.append(got)
 
     def flush(self) -> None:
+        # redacted a block at a time, not line by line: one scan for secrets
+        # per block keeps a 200-cell read fast
         if self.lines:
-            self.parts.append(TextBlock(text="\n".join(self.lines)))
+            self.parts.append(TextBlock(text=self.redact("\n".join(self.lines))))
             self.lines = []
 
     def size(self) -> int:
-        return sum(len(x) for x in self.lines) + sum(
-            len(p.text) for p in self.parts if isinstance(p, TextBlock)
-        )
+        return self._size
 
     def done(self) -> list[TextBlock | ImageBlock]:
         self.flush()
@@ -147,14 +149,16 @@ def describe_cells(
     redact: Redact,
     selected: str | None = None,
     source: Callable[[dict[str, Any]], str] | None = None,
+    start: int = 0,
 ) -> list[TextBlock | ImageBlock]:
     """The cells for the model (see the module docstring). ``source`` gives
-    the text shown for a cell's source (default: the source itself)."""
+    the text shown for a cell's source (default: the source itself);
+    ``start``: the notebook index of the first of ``cells``."""
     shown_source = source or cell_source
     out = Summary(redact=redact)
     out.add(heading)
     listed = unlisted = 0
-    for n, cell in enumerate(cells):
+    for n, cell in enumerate(cells, start):
         cid = str(cell.get("id") or f"cell-{n}")
         kind = str(cell.get("cell_type"))
         count = cell.get("execution_count")
