@@ -15,6 +15,7 @@ it does not stop in time).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import queue
@@ -35,6 +36,10 @@ from typing import Any
 import pytest
 
 from tests._kernel import install_kernelspec, kernel_env
+
+#: jupyter-collaboration (real-time collaboration) is installed: JupyterLab
+#: runs with it only for the tests that ask (``rtc=True``)
+HAS_RTC = importlib.util.find_spec("jupyter_server_ydoc") is not None
 
 CHROMIUM = "/usr/bin/chromium"
 LABEXTENSION = Path(__file__).resolve().parent.parent / "magics" / "labextension"
@@ -58,7 +63,10 @@ _SETTINGS = {
 
 
 class JupyterLab:
-    def __init__(self, root: Path, state_dir: Path, *, start_timeout: float = 90) -> None:
+    def __init__(
+        self, root: Path, state_dir: Path, *, start_timeout: float = 90, rtc: bool = False
+    ) -> None:
+        self.rtc = rtc
         self.root = root
         self.state = state_dir
         self.token = secrets.token_hex(16)
@@ -112,6 +120,8 @@ class JupyterLab:
             "--LabApp.expose_app_in_browser=True",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         ]
+        if HAS_RTC and not self.rtc:  # jupyter-collaboration installed: on only when asked
+            args.append("--YDocExtension.disable_rtc=True")
         self._proc = subprocess.Popen(
             args,
             cwd=self.root,
@@ -226,7 +236,7 @@ def notebook_json(cells: list[str]) -> str:
 
 @contextmanager
 def notebook_page(
-    root: Path, notebook: str, state_dir: Path, cells: int, *, failure: Path
+    root: Path, notebook: str, state_dir: Path, cells: int, *, failure: Path, rtc: bool = False
 ) -> Iterator[Any]:
     """``root/notebook`` open in JupyterLab in chromium, its ``cells`` code
     cells shown and its kernel idle: a Playwright ``Page``. On an exception a
@@ -234,7 +244,7 @@ def notebook_page(
     kernels' too) beside it, always."""
     from playwright.sync_api import expect, sync_playwright
 
-    with JupyterLab(root, state_dir) as lab, sync_playwright() as pw:
+    with JupyterLab(root, state_dir, rtc=rtc) as lab, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1280, "height": 1000})
         page.set_default_timeout(30_000)

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from mewcode_kernel.testing.wire import ScriptedServer, reply
-from tests._lab import cell_completed, notebook_page, require_browser
+from tests._lab import HAS_RTC, cell_completed, notebook_page, require_browser
 from tests._notebooks import png_b64
 
 pytestmark = pytest.mark.browser
@@ -117,13 +117,27 @@ def project(tmp_path: Path) -> Iterator[tuple[Path, ScriptedServer]]:
         yield root, server
 
 
+@pytest.fixture(params=[False, True], ids=["plain", "rtc"])
+def rtc(request: pytest.FixtureRequest) -> bool:
+    """Without real-time collaboration, and with it (jupyter-collaboration:
+    the document is a shared Y document under an ``RTC:`` drive)."""
+    if request.param and not HAS_RTC:
+        pytest.skip("jupyter-collaboration is not installed (pip install jupyter-collaboration)")
+    return bool(request.param)
+
+
 @pytest.fixture
 def page(
-    project: tuple[Path, ScriptedServer], tmp_path: Path, request: pytest.FixtureRequest
+    project: tuple[Path, ScriptedServer],
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    rtc: bool,
 ) -> Iterator[Page]:
     root, _ = project
-    failure = ARTIFACTS / "browser-notebook-failure.png"
-    with notebook_page(root, "work.ipynb", tmp_path / "lab", len(CELLS), failure=failure) as p:
+    failure = ARTIFACTS / f"browser-notebook-failure{'-rtc' if rtc else ''}.png"
+    with notebook_page(
+        root, "work.ipynb", tmp_path / "lab", len(CELLS), failure=failure, rtc=rtc
+    ) as p:
         yield p
         report = getattr(request.node, "rep_call", None)
         if report is None or report.failed:
@@ -142,10 +156,14 @@ def allow(agent: Locator, nth: int) -> Locator:
 
 
 def test_the_agent_works_in_the_open_notebook(
-    page: Page, project: tuple[Path, ScriptedServer]
+    page: Page, project: tuple[Path, ScriptedServer], rtc: bool
 ) -> None:
     root, server = project
     ARTIFACTS.mkdir(exist_ok=True)
+    shared = page.evaluate(
+        "() => window.jupyterapp.shell.currentWidget.context.model.collaborative"
+    )
+    assert bool(shared) == rtc  # collaboration is on exactly when asked
     cells = page.locator(".jp-Notebook .jp-CodeCell")
 
     # The person types a cell key by key and does not save.
