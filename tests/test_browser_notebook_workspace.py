@@ -117,12 +117,10 @@ def project(tmp_path: Path) -> Iterator[tuple[Path, ScriptedServer]]:
         yield root, server
 
 
-@pytest.fixture(params=[False, True], ids=["plain", "rtc"])
+# With real-time collaboration too when jupyter-collaboration is installed
+# (the "collaboration" extra): the document is then a shared Y document.
+@pytest.fixture(params=[False, True] if HAS_RTC else [False], ids=["plain", "rtc"][: 1 + HAS_RTC])
 def rtc(request: pytest.FixtureRequest) -> bool:
-    """Without real-time collaboration, and with it (jupyter-collaboration:
-    the document is a shared Y document under an ``RTC:`` drive)."""
-    if request.param and not HAS_RTC:
-        pytest.skip("jupyter-collaboration is not installed (pip install jupyter-collaboration)")
     return bool(request.param)
 
 
