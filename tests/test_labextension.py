@@ -79,13 +79,14 @@ def test_an_editable_install_puts_it_where_jupyterlab_finds_it(tmp_path: Path) -
     """``pip install -e`` (what CI runs). setuptools' own editable wheel leaves
     data files out; the in-tree backend (build_backend/) adds them as a
     regular wheel carries them. pip builds it as for a user (isolated build
-    environment), into a scratch prefix."""
+    environment), into a scratch prefix; ``--ignore-installed``, or pip would
+    first uninstall the MewCode installed in the environment running this."""
     (tmp_path / "source").mkdir()
     source = copy_inputs(ROOT, tmp_path / "source")
     prefix = tmp_path / "prefix"
     done = subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-warn-script-location",
-         "--prefix", str(prefix), "-e", str(source)],
+         "--ignore-installed", "--prefix", str(prefix), "-e", str(source)],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
@@ -100,6 +101,11 @@ def test_an_editable_install_puts_it_where_jupyterlab_finds_it(tmp_path: Path) -
     # pip recorded the files, so pip uninstall removes them
     [record] = prefix.rglob("mewcode-*.dist-info/RECORD")
     assert f"labextensions/{NAME}/package.json" in record.read_text()
+    # the environment running the tests keeps its own install
+    listed = subprocess.run(
+        [sys.executable, "-m", "pip", "show", "-q", "mewcode"], capture_output=True, timeout=60
+    )
+    assert listed.returncode == 0, "pip uninstalled the environment's mewcode"
 
 
 def test_the_sdist_carries_the_build_backend(tmp_path: Path) -> None:
