@@ -409,3 +409,48 @@ async def test_a_cell_read_alone_keeps_its_place(root: Path) -> None:
     (root / "p.ipynb").write_text(notebook([code(f"c{i}", f"x = {i}\n") for i in range(4)]))
     done = await turn(root, [("notebook_read", {"path": "p.ipynb", "cell_id": "c2"})])
     assert '<cell index="2" id="c2" type="code">' in done.result(1)
+
+
+def _claude_hook(root: Path, command: str) -> None:
+    (root / ".claude").mkdir(exist_ok=True)
+    hooks = {"PreToolUse": [{"matcher": "NotebookEdit",
+                             "hooks": [{"type": "command", "command": command}]}]}  # fmt: skip
+    (root / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+
+
+async def test_a_claude_code_hook_sees_notebook_edit_as_claude_code_names_it(root: Path) -> None:
+    """Matcher ``NotebookEdit``, the file as ``notebook_path`` (and ``file_path``),
+    resolved: a guard comparing it with the project is not fooled by ``../``."""
+    seen = root / "seen.jsonl"
+    _claude_hook(root, f"cat >> {seen}; echo >> {seen}")
+    (root / "sub").mkdir()
+    (root / "n.ipynb").write_text(notebook([code("a", "x = 1\n")]))
+    edit = {"path": "sub/../n.ipynb", "cell_id": "a", "new_source": "x = 2\n"}
+    await turn(root, [("notebook_read", {"path": "n.ipynb"}), ("notebook_edit", edit)])
+    [payload] = [json.loads(line) for line in seen.read_text().splitlines() if line]
+    assert payload["tool_name"] == "NotebookEdit"
+    real = str((root / "n.ipynb").resolve())
+    assert payload["tool_input"]["notebook_path"] == payload["tool_input"]["file_path"] == real
+
+
+async def test_a_hook_redirecting_notebook_path_is_followed_and_still_judged(root: Path) -> None:
+    """A hook's ``updatedInput`` naming another notebook by ``notebook_path``
+    moves the edit there (as in Claude Code); the rules still judge it: a
+    redirect to a denied notebook is refused, and neither file changes."""
+    (root / "n.ipynb").write_text(notebook([code("a", "x = 1\n")]))
+    (root / "other.ipynb").write_text(notebook([code("a", "x = 1\n")]))
+    (root / "locked.ipynb").write_text(notebook([code("a", "x = 1\n")]))
+    before = (root / "locked.ipynb").read_text()
+    for target in ("other.ipynb", "locked.ipynb"):
+        out = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": {
+            "notebook_path": str(root / target), "cell_id": "a", "new_source": f"x = {len(target)}"}}}  # fmt: skip
+        _claude_hook(root, f"printf '%s' '{json.dumps(out)}'")
+        (root / ".mewcode").mkdir(exist_ok=True)
+        (root / ".mewcode" / "settings.local.yaml").write_text(
+            "permissions:\n  deny:\n    - NotebookEdit(locked.ipynb)\n"
+        )
+        await turn(root, [("notebook_read", {"path": target}),
+                          ("notebook_edit", {"path": "n.ipynb", "cell_id": "a", "new_source": "x = 9\n"})])  # fmt: skip
+    assert "x = 1" in "".join(json.loads((root / "n.ipynb").read_text())["cells"][0]["source"])
+    assert f"x = {len('other.ipynb')}" in (root / "other.ipynb").read_text()
+    assert (root / "locked.ipynb").read_text() == before
