@@ -93,10 +93,10 @@ def main() -> None:
             assert recorder.record is not None and recorder.store is not None
             revert[:] = [TurnRevert(recorder.record, recorder.store, ctx.workspace)]
 
-        plan = best(repeat, lambda: revert[0].plan(), prepare)
+        plan = best(repeat, lambda: asyncio.run(revert[0].plan()), prepare)
 
         def apply_all() -> None:
-            assert len(revert[0].apply().changes) == len(names)
+            assert len(asyncio.run(revert[0].apply()).changes) == len(names)
 
         apply = best(repeat, apply_all, prepare)
         print(f"revert of 50 files: plan {plan * 1e3:.1f} ms, plan and apply {apply * 1e3:.1f} ms")

@@ -14,7 +14,19 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["load_ipython_extension", "unload_ipython_extension", "wait_background"]
+__all__ = [
+    "_jupyter_labextension_paths",
+    "load_ipython_extension",
+    "unload_ipython_extension",
+    "wait_background",
+]
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """The prebuilt JupyterLab extension this package carries (installed into
+    ``share/jupyter/labextensions`` by pip; ``jupyter labextension develop``
+    links it from here)."""
+    return [{"src": "labextension", "dest": "mewcode-notebook"}]
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -32,6 +32,7 @@ from .cell import (
 )
 from .errors import AgentCellError, AgentInterrupted, AgentUsageError
 from .kernel_tools.errors import ErrorTracker
+from .kernel_tools.frontend import FrontendLinks
 from .options import AgentCall, AgentOptions, parse_cell
 from .starting import StartingLine
 
@@ -80,8 +81,7 @@ async def run_cell(shell: Any, line: str, cell: str | None) -> None:
 
 
 async def wait_background(shell: Any = None) -> None:
-    """Wait until every ``--background`` turn of ``shell`` (default: the running
-    IPython) has finished: ``await magics.wait_background()`` in a cell."""
+    """Wait for every ``--background`` turn of ``shell`` (default: the running IPython)."""
     if shell is None:
         from IPython import get_ipython
 
@@ -94,9 +94,8 @@ KERNEL_SHUTDOWN = "the kernel shut down while it ran (stopped, restarted or cull
 
 
 async def close_all(reason: str = KERNEL_SHUTDOWN) -> None:
-    """Close every controller's session and background turns (at kernel shutdown
-    or restart). Unfinished work is recorded as interrupted first, so the record
-    holds if the kernel is killed; live widgets then become their static forms."""
+    """Close every controller's session and background turns (kernel shutdown or
+    restart), recording unfinished work as interrupted first; settle live widgets."""
     controllers = list(_controllers.values())
     for controller in controllers:
         controller.interrupt_background(reason)
@@ -106,10 +105,9 @@ async def close_all(reason: str = KERNEL_SHUTDOWN) -> None:
 
 class AgentController:
     """Runs the agent cells of one shell. The project root is ``MEWCODE_ROOT``,
-    else ``KERNEL_WORKING_DIR`` (a gateway's kernel), else the working
-    directory when the controller was made (the extension load).
-    The session is entered when it is made (its MCP servers start) and closed
-    by ``aclose``; background turns use its MCP servers, not servers of their own."""
+    else ``KERNEL_WORKING_DIR``, else the working directory at extension load.
+    The session is entered when made and closed by ``aclose``; background turns
+    use its MCP servers."""
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell
@@ -131,6 +129,11 @@ class AgentController:
         self._kernel_tools: KernelTools | None = None
         #: stops reporting the session's background work as the kernel's activity
         self._unwatch: Callable[[], None] | None = None
+        #: the notebooks open in front ends with MewCode's extension (known before the first cell)
+        self.links = FrontendLinks(self.start_dir)
+        kernel = getattr(shell, "kernel", None)
+        if kernel is not None:
+            self.links.register(kernel)
 
     # --- one cell ------------------------------------------------------------------
 
@@ -207,8 +210,7 @@ class AgentController:
         return self.session
 
     async def _adopt(self, session: AgentSession) -> None:
-        """Enter ``session`` (its MCP servers start) and make it the one
-        consecutive cells continue."""
+        """Enter ``session`` (its MCP servers start); consecutive cells continue it."""
         from .activity import watch
 
         try:
@@ -236,8 +238,7 @@ class AgentController:
                 unwatch()
 
     def _open(self, *, foreground: bool = False, **kwargs: Any) -> AgentSession:
-        """A new session (``foreground``: the one cells continue; the first of
-        those notes the session a kernel restart left behind)."""
+        """A new session (``foreground``: the one cells continue)."""
         from mewcode_kernel.core import open_session
         from mewcode_kernel.core.errors import MewcodeError
         from mewcode_kernel.core.events import Notice
@@ -247,6 +248,7 @@ class AgentController:
             from .kernel_tools.tools import kernel_toolset
 
             kwargs["toolsets"] = [kernel_toolset(self.kernel_tools)]
+            kwargs["notebooks"] = self.kernel_tools.notebooks.access
         try:
             located = locate_root(cwd=self.start_dir)
             session = open_session(located.path, **kwargs)
@@ -340,9 +342,8 @@ class AgentController:
         self._conclude(outcome, call.options.out)
 
     def _attach_renderer(self, *, background: bool) -> tuple[Renderer, str | None, dict[str, Any]]:
-        """The renderer for this run, and who answers the session's approvals
-        through it (the card, or the headless policy when it cannot ask), as
-        overrides for ``AgentSession.for_cell``."""
+        """The renderer for this run, and who answers approvals through it (card
+        or headless policy), as overrides for ``AgentSession.for_cell``."""
         from .turn import approval_handler_for, headless_setting, pick_renderer
 
         allow, policy = headless_setting()
@@ -364,13 +365,14 @@ class AgentController:
             from .interrupt import cancel_foreground
             from .kernel_tools.tools import KernelTools
 
-            self._kernel_tools = KernelTools(self.shell, self.errors)
+            self._kernel_tools = KernelTools(
+                self.shell, self.errors, root=self.start_dir, links=self.links
+            )
             self._kernel_tools.on_interrupt = cancel_foreground
         return self._kernel_tools
 
     def _turn_context(self, session: AgentSession, prompt: str) -> None:
-        """This turn's notebook context: the variables ``@var`` names, and one
-        line when the cell before raised (if the session can ask last_error)."""
+        """This turn's notebook context: ``@var`` variables, the last cell's error."""
         if "last_error" in session.tools.names:
             line = self.errors.context_line(self.shell)
             if line is not None:
@@ -402,8 +404,7 @@ class AgentController:
 
     @property
     def tasks(self) -> TaskManager:
-        """The foreground session's task manager: all background work of this
-        shell runs in it, under its one cap (``tasks.max_running``)."""
+        """The foreground session's task manager (all background work of this shell)."""
         assert self.session is not None, "background work needs the foreground session"
         return self.session.tasks
 

@@ -277,8 +277,8 @@ def provenance(
     if turn is not None:
         meta["turn"] = turn
         record = session.checkpoints.record
-        if record is not None and record.files:
-            meta["files_changed"] = [e.shown for e in record.files]
+        if record is not None and record.changed:
+            meta["files_changed"] = record.changed
     if getattr(session.settings, "protocol", None) != "replay":  # a replay costs nothing
         cost = estimate_cost(model, usage)
         if cost is not None:

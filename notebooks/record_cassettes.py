@@ -320,6 +320,103 @@ SCRIPTS["data_analysis"] = [
 ]
 
 
+# The chart cell the agent inserts: a PNG made with the standard library (stored,
+# not compressed: the same bytes everywhere, so the replayed request matches).
+CHART = """\
+import struct
+import zlib
+
+from IPython.display import Image, display
+
+
+def png(rows):
+    raw = b"".join(b"\\0" + bytes(c for px in row for c in px) for row in rows)
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    head = struct.pack(">IIBBBBB", len(rows[0]), len(rows), 8, 2, 0, 0, 0)
+    return b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", head) + chunk(b"IDAT", zlib.compress(raw, 0)) + chunk(b"IEND", b"")
+
+
+top = max(signups)
+bar = lambda x, y: x % 10 < 8 and signups[x // 10] * 50 // top >= 50 - y
+rows = [[(70, 130, 180) if bar(x, y) else (255, 255, 255) for x in range(10 * len(signups))] for y in range(50)]
+display(Image(data=png(rows)))"""
+
+
+def _inserted(body: dict[str, Any]) -> str:
+    """The id notebook_edit returned for the inserted cell (the last tool result)."""
+    import re
+
+    found = re.search(r"cell_id: ([A-Za-z0-9_-]+)", json.dumps(body["messages"][-1]["content"]))
+    assert found, body["messages"][-1]
+    return found.group(1)
+
+
+SCRIPTS["notebook_workspace"] = [
+    reply(
+        text="Let me read the notebook first.",
+        tool_calls=[("notebook_read", {"path": "report.ipynb"})],
+        usage=usage(60, 0, 3900, 20),
+    ),
+    reply(
+        text="The chart needs `signups` in the kernel: I'll run the data cell.",
+        tool_calls=[("notebook_run", {"path": "report.ipynb", "cell_id": "data"})],
+        usage=usage(300, 3900, 0, 30),
+    ),
+    reply(
+        text="Now the chart, right after the data cell.",
+        tool_calls=[
+            (
+                "notebook_edit",
+                {
+                    "path": "report.ipynb",
+                    "edit_mode": "insert",
+                    "cell_id": "data",
+                    "new_source": CHART,
+                },
+            )
+        ],
+        usage=usage(120, 4200, 0, 260),
+    ),
+    lambda body: reply(
+        tool_calls=[("notebook_run", {"path": "report.ipynb", "cell_id": _inserted(body)})],
+        usage=usage(60, 4320, 0, 30),
+    ),
+    reply(
+        text=(
+            "The chart shows seven bars, rising to 35 in the last week. Now the growth cell: "
+            "it divides by the last week, not the first."
+        ),
+        tool_calls=[
+            (
+                "notebook_edit",
+                {
+                    "path": "report.ipynb",
+                    "cell_id": "growth",
+                    "old_string": "/ signups[-1]",
+                    "new_source": "/ signups[0]",
+                },
+            )
+        ],
+        usage=usage(900, 4380, 0, 80),
+    ),
+    reply(
+        tool_calls=[("notebook_run", {"path": "report.ipynb", "cell_id": "growth"})],
+        usage=usage(60, 5280, 0, 30),
+    ),
+    reply(
+        text=(
+            "Done: a bar chart of the weekly signups is below the data cell (run, its image is "
+            "in the cell), and the growth cell now measures against the first week: 192% "
+            "(12 to 35 signups)."
+        ),
+        usage=usage(80, 5340, 0, 60),
+    ),
+]
+
+
 class Routed:
     """Script steps for a notebook whose subagents run concurrently with the
     agent: requests of a subagent (its system prompt says so) take the next
@@ -421,10 +518,23 @@ def clean_env(home: str, **extra: str) -> dict[str, str]:
     return scrubbed_env(HOME=home, **extra)
 
 
+class _AsNbval(NotebookClient):
+    """Runs cells as nbval does (``store_history=False``), so the kernel's
+    count (``In [N]`` in what a tool tells the model) is the same when
+    recording as when nbval replays."""
+
+    async def async_execute_cell(  # type: ignore[override]
+        self, cell: Any, cell_index: int, execution_count: int | None = None, **_: Any
+    ) -> Any:
+        return await super().async_execute_cell(
+            cell, cell_index, execution_count, store_history=False
+        )
+
+
 def execute(path: Path, env: dict[str, str]) -> nbformat.NotebookNode:
     """Run ``path`` headless in the ``mewcode`` kernel, in the notebook's folder."""
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(
+    client = _AsNbval(
         nb,
         kernel_name="mewcode",
         timeout=300,

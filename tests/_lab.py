@@ -5,17 +5,22 @@ port, a random token, ``--allow-root``) serving ``root``, with its own
 config, data, runtime and settings directories under ``state_dir`` and the
 ``mewcode`` kernelspec installed there as a user installs it, with the
 server extension ``install`` enables beside it (the environment scrubbed of
-provider keys, as for kernel tests); it waits (bounded) for the server to
-say it is running, and on exit shuts the server and its kernels down (then
-kills it if it does not stop in time).
+provider keys, as for kernel tests), and MewCode's prebuilt extension: the
+installed one (``pip install``: ``share/jupyter/labextensions``) when it is
+this checkout's build, else a copy of the checkout's under a
+``JUPYTER_PATH`` entry; it waits (bounded) for the server to say it is
+running, and on exit shuts the server and its kernels down (then kills it
+if it does not stop in time).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import queue
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -32,7 +37,12 @@ import pytest
 
 from tests._kernel import install_kernelspec, kernel_env
 
+#: jupyter-collaboration (real-time collaboration) is installed: JupyterLab
+#: runs with it only for the tests that ask (``rtc=True``)
+HAS_RTC = importlib.util.find_spec("jupyter_server_ydoc") is not None
+
 CHROMIUM = "/usr/bin/chromium"
+LABEXTENSION = Path(__file__).resolve().parent.parent / "magics" / "labextension"
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -60,7 +70,9 @@ class JupyterLab:
         *,
         start_timeout: float = 90,
         env: dict[str, str] | None = None,
+        rtc: bool = False,
     ) -> None:
+        self.rtc = rtc
         self.root = root
         self.state = state_dir
         #: more environment for the server and its kernels (e.g. MEWCODE_TRUST_PROJECT="")
@@ -82,6 +94,14 @@ class JupyterLab:
 
     def __enter__(self) -> JupyterLab:
         kernels = install_kernelspec(self.state / "prefix")
+        extensions = self.state / "extensions"
+        installed = Path(sys.prefix) / "share/jupyter/labextensions/mewcode-notebook"
+        stamp = "source.sha256"
+        if (
+            not (installed / stamp).is_file()
+            or (installed / stamp).read_text() != (LABEXTENSION / stamp).read_text()
+        ):
+            shutil.copytree(LABEXTENSION, extensions / "labextensions" / "mewcode-notebook")
         settings = self.state / "settings"
         for name, values in _SETTINGS.items():
             path = settings / name
@@ -92,7 +112,7 @@ class JupyterLab:
             JUPYTER_CONFIG_DIR=str(self.state / "config"),
             JUPYTER_DATA_DIR=str(self.state / "data"),
             JUPYTER_RUNTIME_DIR=str(self.state / "runtime"),
-            JUPYTER_PATH=str(kernels),
+            JUPYTER_PATH=os.pathsep.join([str(kernels), str(extensions)]),
             # what `install --prefix` enabled beside the kernelspec: the server
             # extension that saves MewCode's widgets as their static forms
             JUPYTER_CONFIG_PATH=str(self.state / "prefix" / "etc" / "jupyter"),
@@ -114,6 +134,8 @@ class JupyterLab:
             "--LabApp.expose_app_in_browser=True",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         ]
+        if HAS_RTC and not self.rtc:  # jupyter-collaboration installed: on only when asked
+            args.append("--YDocExtension.disable_rtc=True")
         self._proc = subprocess.Popen(
             args,
             cwd=self.root,
@@ -235,14 +257,16 @@ def notebook_page(
     *,
     failure: Path,
     env: dict[str, str] | None = None,
+    rtc: bool = False,
 ) -> Iterator[Any]:
     """``root/notebook`` open in JupyterLab in chromium, its ``cells`` code
     cells shown and its kernel idle: a Playwright ``Page``. On an exception a
-    screenshot and JupyterLab's log are saved beside ``failure`` (a .png
-    path). ``env``: more environment for the server and its kernels."""
+    screenshot is saved at ``failure`` (a .png path); JupyterLab's log (its
+    kernels' too) beside it, always. ``env``: more environment for the server
+    and its kernels."""
     from playwright.sync_api import expect, sync_playwright
 
-    with JupyterLab(root, state_dir, env=env) as lab, sync_playwright() as pw:
+    with JupyterLab(root, state_dir, env=env, rtc=rtc) as lab, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1280, "height": 1000})
         page.set_default_timeout(30_000)
@@ -262,6 +286,8 @@ def notebook_page(
             raise
         finally:
             browser.close()
+            failure.parent.mkdir(exist_ok=True)
+            failure.with_suffix(".log").write_text(lab.log())  # the server's and kernels' log
 
 
 def run_cell(page: Any, index: int) -> Any:

@@ -44,7 +44,7 @@ LAYERS: tuple[frozenset[str], ...] = (
             "key_file",
         }
     ),
-    frozenset({"config", "fs", "prompt", "conversation", "sandbox", "trust"}),
+    frozenset({"config", "fs", "prompt", "conversation", "sandbox", "trust", "notebook"}),
     frozenset({"providers"}),
     frozenset({"tools"}),
     frozenset({"permission", "mcp"}),

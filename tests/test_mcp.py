@@ -140,7 +140,9 @@ async def test_text_image_error_and_hang_reach_the_model(
     assert done.reason != "error" and done.text == "All five came back."  # the turn went on
 
 
-async def test_openai_gets_the_image_as_a_note(tmp_path: Path, http_url: str) -> None:
+async def test_openai_gets_the_image_after_the_tool_message(tmp_path: Path, http_url: str) -> None:
+    """Chat Completions takes no images in tool messages: the tool message names
+    the image and a user message right after the tool messages carries it."""
     script = [reply(tool_calls=[("mcp__fx__pixel", {})]), reply(text="Seen.")]
     with ScriptedServer(script) as server:
         project(tmp_path, server, {"fx": {"url": http_url}}, protocol="openai")
@@ -148,10 +150,15 @@ async def test_openai_gets_the_image_as_a_note(tmp_path: Path, http_url: str) ->
             await collect(s.run("Show the pixel."))
         server.assert_all_used()
         body = server.requests[1]
-    tool_message = next(m for m in body["messages"] if m["role"] == "tool")
+    at = next(i for i, m in enumerate(body["messages"]) if m["role"] == "tool")
+    tool_message, after = body["messages"][at], body["messages"][at + 1]
     assert "a pixel:" in tool_message["content"]
     assert "[image: image/png" in tool_message["content"] and "fx/pixel" in tool_message["content"]
-    assert PIXEL not in json.dumps(body)
+    assert "attached in the next message" in tool_message["content"]
+    assert PIXEL not in json.dumps(tool_message)
+    assert after["role"] == "user"
+    urls = [p["image_url"]["url"] for p in after["content"] if p["type"] == "image_url"]
+    assert urls == [f"data:image/png;base64,{PIXEL}"]
 
 
 async def test_permission_rules_name_servers_and_tools(tmp_path: Path, http_url: str) -> None:

@@ -24,7 +24,8 @@ from mewcode_kernel.core.providers.recording.replay import DEMO_CASSETTE
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("mewcode_kernel", "magics")
-INPUTS = ("pyproject.toml", "README.md")
+INPUTS = ("pyproject.toml", "README.md", "MANIFEST.in")
+BACKEND = "build_backend"  # the in-tree build backend (pyproject.toml's backend-path)
 
 # what the code reads from its own package, relative to the repository
 READ_AT_RUN_TIME = (
@@ -61,6 +62,7 @@ def copy_inputs(root: Path, to: Path) -> Path:
         shutil.copy2(root / name, to / name)
     for package in PACKAGES:
         shutil.copytree(root / package, to / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(root / BACKEND, to / BACKEND, ignore=shutil.ignore_patterns("__pycache__"))
     return to
 
 

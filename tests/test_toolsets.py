@@ -177,7 +177,9 @@ async def test_a_toolset_streams_progress_returns_an_image_and_changes_between_t
     assert row.plain.startswith("✓ snapshot sales · done")
 
 
-async def test_an_image_becomes_a_text_note_for_openai(tmp_path: Path) -> None:
+async def test_an_image_reaches_openai_as_an_image_part(tmp_path: Path) -> None:
+    """Chat Completions takes no image in a tool message: the tool message names
+    it and a user message right after the tool messages carries it as a data URL."""
     charts = ChartToolset()
     script = [reply(tool_calls=[("snapshot", {"title": "q3"})]), reply(text="Done.")]
     with ScriptedServer(script) as server:
@@ -187,11 +189,15 @@ async def test_an_image_becomes_a_text_note_for_openai(tmp_path: Path) -> None:
             await collect(session.run("Draw q3."))
         server.assert_all_used()
         body = server.requests[1]
-    tool_message = next(m for m in body["messages"] if m["role"] == "tool")
+    at = next(i for i, m in enumerate(body["messages"]) if m["role"] == "tool")
+    tool_message, images = body["messages"][at], body["messages"][at + 1]
     assert "Chart 'q3' drawn." in tool_message["content"]
     assert "[image: image/png" in tool_message["content"]
-    assert "not shown: this provider takes no images in tool results" in tool_message["content"]
-    assert PIXEL not in json.dumps(body)  # never sent where it cannot be read
+    assert "attached in the next message" in tool_message["content"]
+    assert PIXEL not in tool_message["content"]
+    assert images["role"] == "user"
+    urls = [p["image_url"]["url"] for p in images["content"] if p["type"] == "image_url"]
+    assert urls == [f"data:image/png;base64,{PIXEL}"]
 
 
 async def test_a_front_end_passes_its_toolsets_when_it_opens_the_session(tmp_path: Path) -> None:

@@ -50,7 +50,14 @@ def change_of(tool: Tool | None, call: ToolUseBlock, root: Path | None) -> Chang
     change = tool.change(RunContext(root=root), call.input)
     if change is None:
         return None
-    return render_change(change.path, change.before, change.after, whole_file=change.whole_file)
+    return render_change(
+        change.path,
+        change.before,
+        change.after,
+        whole_file=change.whole_file,
+        label=change.label,
+        syntax=change.syntax,
+    )
 
 
 def code_of(tool: Tool | None, args: dict[str, Any]) -> tuple[str, str] | None:

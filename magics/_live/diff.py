@@ -58,27 +58,42 @@ class ChangeView:
 
 
 def render_change(
-    path: str, before: str | None, after: str, *, whole_file: bool = False
+    path: str,
+    before: str | None,
+    after: str,
+    *,
+    whole_file: bool = False,
+    label: str | None = None,
+    syntax: str | None = None,
 ) -> ChangeView:
     """The change of ``path`` from ``before`` (``None``: the file is new) to
     ``after``. ``whole_file``: the change replaces the file (a write), so the
-    summary says how many lines it overwrites."""
+    summary says how many lines it overwrites. ``label``: the part of the
+    file it changes (a notebook cell: ``new code cell 3``, ``deleted cell
+    2``, ``moved cell from 2 to 5``), said first; ``syntax``: a file name
+    whose language colours the text instead of ``path``'s."""
     old = _lines(before or "")
     new = _lines(after)
     rows = _diff_rows(old, new)
     added = sum(1 for kind, *_ in rows if kind == "+")
     removed = sum(1 for kind, *_ in rows if kind == "-")
     counts = f"+{added} −{removed}"
-    if before is None:
+    if label is not None:
+        summary = f"{label} · {_n_lines(len(new))}" if before is None else f"{label} · {counts}"
+        if label.startswith("deleted"):
+            summary = f"{label} · {_n_lines(len(old))}"
+        elif label.startswith("moved"):
+            summary = label
+    elif before is None:
         summary = f"new file · {_n_lines(len(new))}"
     elif whole_file:
         summary = f"overwrite {_n_lines(len(old))} · {counts}"
     else:
         summary = counts
-    if not rows:
+    if not rows and not (label or "").startswith("moved"):
         summary += " · no change"
-    old_html = _highlight(path, before or "", len(old))
-    new_html = _highlight(path, after, len(new))
+    old_html = _highlight(syntax or path, before or "", len(old))
+    new_html = _highlight(syntax or path, after, len(new))
     drawn = [_row_html(row, old_html, new_html) for row in rows]
     html = "".join(drawn[:FOLD_AFTER])
     if len(drawn) > FOLD_AFTER:

@@ -5,8 +5,9 @@ A small anywidget (``static/revert.js``): the button asks for a preview
 files changed since the turn and are left alone), then Restore carries it
 out and the card shows what happened. Files changed since are overwritten
 only by the explicit "Overwrite changed files too" button. The work is the
-core's (``checkpoints.TurnRevert``); clicks may arrive on a kernel subshell's
-thread, and each is handled there, one at a time.
+core's (``checkpoints.TurnRevert``, a coroutine: restoring an open
+notebook's cells talks to the front end), run on the kernel's event loop, one click at a time; clicks may arrive on
+a kernel subshell's thread, which hands the work over and returns.
 
 Unlike the approval cards, this card outlives its turn: its clicks come
 later. Only the latest turn's card is live: the controller replaces the
@@ -20,7 +21,8 @@ was made.
 
 from __future__ import annotations
 
-import threading
+import asyncio
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import traitlets as t
@@ -104,11 +106,15 @@ class RevertCard:
     def __init__(self, revert: TurnRevert) -> None:
         self.revert = revert
         n = len(revert.files)
-        self._lock = threading.Lock()
         self.last: RevertPlan | None = None
         self.widget = RevertWidget(label=f"Revert {n} file{'s' if n != 1 else ''}")
         self.widget.offline = self.static_bundle()["text/html"]
         self.widget.on_msg(self._on_message)
+        self._busy = asyncio.Lock()  # one click's work at a time
+        try:  # made on the kernel's loop (the turn's end), which the work runs on
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
 
     def reverted(self) -> bool:
         """Whether the turn has been reverted (here or by ``/rewind``)."""
@@ -118,21 +124,43 @@ class RevertCard:
         if not isinstance(content, dict):
             return
         event = content.get("event")
-        with self._lock:
-            try:
-                if event == "preview":
-                    self.preview()
-                elif event == "restore":
-                    self.restore(force=bool(content.get("force")))
-                elif event == "cancel" and self.widget.state == "preview":
-                    self.widget.state = "ready"
-            except Exception as exc:  # shown in the card, never lost in the kernel log
-                self._show(
-                    "done", f'<span style="color:{COLORS["error"]}">✗ {esc(str(exc))}</span>'
-                )
+        if event == "preview":
+            self._run(self.preview)
+        elif event == "restore":
+            force = bool(content.get("force"))
+            self._run(lambda: self.restore(force=force))
+        elif event == "cancel" and self.widget.state == "preview":
+            self.widget.state = "ready"
 
-    def preview(self) -> RevertPlan:
-        plan = self.last = self.revert.plan()
+    def _run(self, work: Callable[[], Coroutine[Any, Any, RevertPlan]]) -> None:
+        """Run ``work`` on the kernel's loop, one click at a time. Never waited
+        for here: a click may arrive on a subshell's thread, and the front end's
+        answers that restoring an open notebook needs arrive on that thread too."""
+
+        async def guarded() -> None:
+            async with self._busy:
+                try:
+                    await work()
+                except Exception as exc:  # shown in the card, never lost in the kernel log
+                    self._show(
+                        "done", f'<span style="color:{COLORS["error"]}">✗ {esc(str(exc))}</span>'
+                    )
+
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            asyncio.run(guarded())
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            loop.create_task(guarded())
+        else:
+            asyncio.run_coroutine_threadsafe(guarded(), loop)
+
+    async def preview(self) -> RevertPlan:
+        plan = self.last = await self.revert.plan()
         head = (
             "Nothing to revert: every file is already as before the turn."
             if not plan.changes and not plan.conflicts
@@ -144,8 +172,8 @@ class RevertCard:
             self._show("preview", f"<div>{esc(head)}</div>{plan_html(plan)}")
         return plan
 
-    def restore(self, *, force: bool = False) -> RevertPlan:
-        plan = self.last = self.revert.apply(force=force)
+    async def restore(self, *, force: bool = False) -> RevertPlan:
+        plan = self.last = await self.revert.apply(force=force)
         if not plan.applied:  # a file changed since, or nothing to do: nothing was touched
             with self.widget.hold_sync():
                 self.widget.conflicts = bool(plan.conflicts)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import io
 import itertools
 import linecache
 import signal
@@ -37,6 +36,7 @@ from typing import Any
 
 from mewcode_kernel.core.child_env import ChildEnv
 
+from .cell_outputs import OutputSink, capturing
 from .children import Wrapper, confined
 from .secret_values import traceback_secrets
 
@@ -65,30 +65,8 @@ class RunResult:
     timed_out: bool = False
     dropped: int = 0
     secrets: tuple[tuple[str, str], ...] = ()
-
-
-class _Capture(io.TextIOBase):
-    """A text stream keeping its first ``limit`` characters and counting the rest."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.parts: list[str] = []
-        self.kept = 0
-        self.dropped = 0
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, s: str) -> int:
-        room = self.limit - self.kept
-        if room > 0:
-            self.parts.append(s[:room])
-            self.kept += min(len(s), room)
-        self.dropped += max(0, len(s) - max(room, 0))
-        return len(s)
-
-    def text(self) -> str:
-        return "".join(self.parts)
+    #: what it output, as a notebook cell's outputs (``cell_outputs``)
+    outputs: tuple[dict[str, Any], ...] = ()
 
 
 def _raise_timeout(signum: int, frame: FrameType | None) -> None:
@@ -133,15 +111,22 @@ def run_code(
     limit: int = MAX_OUTPUT,
     sandbox: Wrapper | None = None,
     env: ChildEnv | None = None,
+    count: int | None = None,
+    name: str = "run_python",
 ) -> RunResult:
     """Run ``code`` in ``shell.user_ns`` (see the module docstring); the
     processes it starts run in ``sandbox`` when it is active, with the
-    environment ``env`` builds (``children``)."""
-    filename = f"<run_python-{next(_counter)}>"
+    environment ``env`` builds (``children``). What it prints and displays
+    is captured (``outputs``), never shown in the agent cell; ``count``: the
+    execution count its result carries."""
+    filename = f"<{name}-{next(_counter)}>"
+    sink = OutputSink()
     try:
         tree = ast.parse(code, filename=filename)
     except SyntaxError as exc:
-        return RunResult(output="", value=None, error=_user_traceback(exc, filename))
+        error = _user_traceback(exc, filename)
+        sink.error(type(exc).__name__, str(exc), error.splitlines())
+        return RunResult(output="", value=None, error=error, outputs=tuple(sink.outputs))
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = ast.Expression(tree.body.pop().value)
@@ -149,7 +134,6 @@ def run_code(
     linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
     body = compile(tree, filename, "exec")
     tail = compile(last, filename, "eval") if last is not None else None
-    out = _Capture(limit)
     value: str | None = None
     error: str | None = None
     secrets: tuple[tuple[str, str], ...] = ()
@@ -158,32 +142,48 @@ def run_code(
     try:
         # the sandbox is outermost: the timer is off and the signal handlers are
         # back before the patches come off
-        with (
-            confined(sandbox, shell, env),
-            contextlib.redirect_stdout(out),
-            contextlib.redirect_stderr(out),
-            _bounded(timeout),
-        ):
+        with confined(sandbox, shell, env), capturing(shell, sink), _bounded(timeout):
             exec(body, namespace)
             if tail is not None:
                 result = eval(tail, namespace)
                 if result is not None:
                     value = repr(result)
+                    _publish_result(shell, sink, result, value, count)
     except KeyboardInterrupt:
         interrupted = True
+        sink.error("KeyboardInterrupt", "", ["KeyboardInterrupt"])
     except RunTimeout:
         timed_out = True
+        sink.error("TimeoutError", f"stopped after {timeout:g} s", [f"stopped after {timeout:g} s"])
     except BaseException as exc:  # the code's own failure is its result, SystemExit included
         error = _user_traceback(exc, filename)
         secrets = tuple(traceback_secrets(exc))
+        sink.error(type(exc).__name__, str(exc), error.splitlines())
     if value is not None and len(value) > MAX_VALUE:
         value = value[:MAX_VALUE] + f"… [{len(value) - MAX_VALUE} more characters]"
+    text = sink.text()
     return RunResult(
-        output=out.text(),
+        output=text[:limit],
         value=value,
         error=error,
         interrupted=interrupted,
         timed_out=timed_out,
-        dropped=out.dropped,
+        dropped=max(0, len(text) - limit) + sink.dropped,
         secrets=secrets,
+        outputs=tuple(sink.outputs),
     )
+
+
+def _publish_result(
+    shell: Any, sink: OutputSink, result: Any, value: str, count: int | None
+) -> None:
+    """The last expression's value as an ``execute_result`` (its rich forms too)."""
+    formatter = getattr(shell, "display_formatter", None)
+    data: dict[str, Any] = {"text/plain": value}
+    metadata: dict[str, Any] = {}
+    if formatter is not None:
+        try:
+            data, metadata = formatter.format(result)
+        except Exception:  # a broken _repr_*_ must not lose the result
+            pass
+    sink.rich("execute_result", dict(data), dict(metadata or {}), count)

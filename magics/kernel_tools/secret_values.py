@@ -180,6 +180,11 @@ def cell_secrets(code: str) -> Pairs:
     """The literals ``code`` sets under secret names, and the credentials in it."""
     found: list[str] = []
     mask_keys(code, unquoted=False, found=found)
+    return found_secrets(found)
+
+
+def found_secrets(found: list[str]) -> Pairs:
+    """The values ``mask_keys(..., found=found)`` masked in cells, long enough to redact."""
     return [("cell", value) for value in found if len(value.strip()) >= MIN_LENGTH]
 
 

@@ -14,17 +14,25 @@ objects in a ``Toolset``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from mewcode_kernel.core.errors import ToolError
-from mewcode_kernel.core.tools import FunctionToolset, RunContext, Tool, tool
+from mewcode_kernel.core.messages import ImageBlock, TextBlock
+from mewcode_kernel.core.notebook.summary import Summary
+from mewcode_kernel.core.tools import FunctionToolset, RunContext, Tool, ToolOutput, tool
 
 from .errors import ErrorTracker, cell_namer
 from .execution import MAX_OUTPUT, run_code
+from .frontend import FrontendLinks
+from .live import LiveNotebooks
 from .namespace import describe, describe_in_depth, find_variable, mask_keys, user_variables
+from .notebook_tools import Notebooks
+from .notebook_toolset import notebook_tools
 from .secret_values import notebook_redactor
 
 __all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "TOOL_NAMES", "KernelTools", "kernel_toolset"]
@@ -32,19 +40,43 @@ __all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "TOOL_NAMES", "KernelTools", "kerne
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 600.0
 MAX_VARIABLES = 60
-TOOL_NAMES = ("notebook_variables", "inspect_variable", "last_error", "run_python", "propose_cell")
+TOOL_NAMES = (
+    "notebook_variables",
+    "inspect_variable",
+    "last_error",
+    "run_python",
+    "propose_cell",
+    "notebook_read",
+    "notebook_edit",
+    "notebook_run",
+)
 
 
 class KernelTools:
     """The shell the tools work on, its error tracker, and whether a person
     sees the cell (``interactive``, set by the controller for each turn)."""
 
-    def __init__(self, shell: Any, errors: ErrorTracker) -> None:
+    def __init__(
+        self,
+        shell: Any,
+        errors: ErrorTracker,
+        *,
+        root: Path | None = None,
+        links: FrontendLinks | None = None,
+    ) -> None:
         self.shell = shell
         self.errors = errors
         self.interactive: Callable[[], bool] = lambda: False
         #: called when Kernel › Interrupt stopped run_python: ends the turn too
         self.on_interrupt: Callable[[], object] = lambda: None
+        start = Path.cwd()
+        self.links = links or FrontendLinks(start)
+        #: the notebooks the tools (and revert) reach: open ones through the front end
+        self.notebooks = Notebooks(
+            shell=shell,
+            access=LiveNotebooks(self.links),
+            root=Path(os.environ.get("MEWCODE_ROOT") or root or start).resolve(),
+        )
 
     def tools(self) -> list[Tool]:
         return [
@@ -53,6 +85,7 @@ class KernelTools:
             self._last_error(),
             self._run_python(),
             self._propose_cell(),
+            *notebook_tools(self.notebooks, on_interrupt=lambda: self.on_interrupt()),
         ]
 
     # --- read-only -------------------------------------------------------------------
@@ -146,14 +179,15 @@ class KernelTools:
                     description=f"Seconds before the code is stopped (default {DEFAULT_TIMEOUT:g}, max {MAX_TIMEOUT:g}).",
                 ),
             ] = None,
-        ) -> str:
+        ) -> str | ToolOutput:
             """Run Python code in the user's notebook kernel, in its namespace.
 
             - Sees and changes the user's variables: what it defines stays for
               the next cell. Prefer the read-only tools (notebook_variables,
               inspect_variable, last_error) to look at state.
             - Output (print, stderr) comes back, then the value of a last bare
-              expression, then the traceback if it raised.
+              expression, then the traceback if it raised; images it displays
+              (a figure, IPython.display.Image) come back as images.
             - Runs on the kernel's thread: it blocks the notebook while it runs.
               Default timeout 60 s, at most 600 s; the user can interrupt it.
             - No top-level `await`; keep long jobs out (ask the user to run them).
@@ -182,10 +216,13 @@ class KernelTools:
             redactor = notebook_redactor(shell, result.secrets)
             text = redactor.redact(mask_keys("\n".join(parts))) or "(no output)"
             ctx.progress(output=text[:MAX_OUTPUT] + "\n")
+            images = _images(result.outputs, redactor.redact)
             if result.interrupted:
                 owner.on_interrupt()  # the person stopped it: the turn ends here too
-                raise ToolError(text)
-            if result.error or result.timed_out:
+            failed = bool(result.error or result.timed_out or result.interrupted)
+            if images:
+                return ToolOutput(content=[TextBlock(text=text), *images], is_error=failed)
+            if failed:
                 raise ToolError(text)
             return text
 
@@ -222,6 +259,19 @@ class KernelTools:
             return "Proposed: nobody is at a notebook front end, so the cell was printed instead."
 
         return propose_cell
+
+
+def _images(outputs: Any, redact: Callable[[str], str]) -> list[TextBlock | ImageBlock]:
+    """The images ``run_python``'s code displayed (a figure, ``display(Image)``),
+    for the model, at most ``MAX_IMAGES``."""
+    summary = Summary(redact=redact)
+    for n, output in enumerate(outputs):
+        data = output.get("data") if isinstance(output, dict) else None
+        if isinstance(data, dict):
+            for mime in ("image/png", "image/jpeg"):
+                if mime in data:
+                    summary.image(mime, data[mime], f"run_python output {n}")
+    return [p for p in summary.done() if isinstance(p, ImageBlock) or "not shown" in p.text]
 
 
 def kernel_toolset(kernel_tools: KernelTools) -> FunctionToolset:

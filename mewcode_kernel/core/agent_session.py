@@ -2,10 +2,8 @@
 ``session_parts`` wires: it runs turns as an event stream and takes what front
 ends change between turns (``for_cell``, ``trust_project``). Its agent is built
 whole by ``SessionAgent`` and rebuilt, never changed; ``SessionLog`` keeps the
-conversation on disk. Use it as ``async with open_session(...) as session``:
-entering opens its toolsets (MCP servers), leaving ends it (``SessionEnd``).
-A *session* is one conversation with its log on disk; ``AgentSession`` is its
-live handle and ``core.session`` stores it."""
+conversation on disk. Use it as ``async with open_session(...) as session``
+(entering opens its toolsets, leaving ends it); ``core.session`` stores it."""
 
 from __future__ import annotations
 
@@ -30,6 +28,7 @@ from .hooks import HookEngine
 from .lifecycle import LifecycleDispatcher
 from .mcp import McpToolset
 from .messages import Message, scrub_surrogates
+from .notebook import NotebookAccess
 from .permission import ApprovalHandler, AuditRecord, Mode, PermissionGate
 from .prompt import MemoryNote, MemoryStore
 from .prompt.memory import Scope
@@ -59,8 +58,9 @@ class AgentSession:
     runs background work (default its own). ``tools``: a registry (default the
     built-ins, skill, ``Agent`` and task tools). ``trust``/``sandbox`` default to
     the project's; ``mcp``: servers started on entering, stopped on closing
-    unless ``owns_mcp`` is false. ``toolsets``: the front end's own tools.
-    ``extensions_home`` (default ``home``): the user's skills, agents, memory.
+    unless ``owns_mcp`` is false. ``toolsets``: the front end's own tools;
+    ``notebooks``: how it reaches open notebooks. ``extensions_home`` (default
+    ``home``): the user's skills, agents, memory.
     """
 
     def __init__(
@@ -86,6 +86,7 @@ class AgentSession:
         owns_mcp: bool = True,
         toolsets: Sequence[Toolset] = (),
         extensions_home: Path | None = None,
+        notebooks: NotebookAccess | None = None,
     ) -> None:
         self.root = root
         self.mcp = mcp
@@ -100,7 +101,7 @@ class AgentSession:
             self, root, config=config, provider=provider, settings=settings, tools=tools,
             gate=gate, mode=mode, approval_handler=approval_handler, max_turns=max_turns,
             home=home, context_policy=context_policy, hooks=hooks, tasks=tasks, trust=trust,
-            sandbox=sandbox, env=env, toolsets=toolsets,
+            sandbox=sandbox, env=env, toolsets=toolsets, notebooks=notebooks,
             # ``open_session`` points an offline demo replay at an empty folder
             personal=extensions_home if extensions_home is not None else home,
         )  # fmt: skip
@@ -346,7 +347,7 @@ class AgentSession:
         record, store = self.checkpoints.record, self.checkpoints.store
         if record is None or store is None:
             return None
-        return TurnRevert(record, store, self.agent.ctx.workspace)
+        return TurnRevert(record, store, self.agent.ctx.workspace, self.checkpoints.notebooks)
 
     def context_report(self) -> ContextReport:
         """How full the context is (``/context``)."""

@@ -25,6 +25,7 @@ from .conversation import Conversation
 from .events import Notice
 from .lifecycle import Lifecycle, LifecycleDispatcher, NullDispatcher
 from .messages import ToolUseBlock
+from .notebook import NotebookAccess
 from .permission import ApprovalHandler, AuditRecord, Mode, PermissionGate
 from .prompt import PromptAssembler
 from .providers.base import Provider
@@ -105,6 +106,7 @@ def build_parts(
     env: Mapping[str, str] | None,
     toolsets: Sequence[Toolset],
     personal: Path | None,
+    notebooks: NotebookAccess | None = None,
 ) -> SessionParts:
     """The parts of a session at ``root`` (``personal``: where the user's own
     skills, agents, instructions and memory are read)."""
@@ -120,7 +122,9 @@ def build_parts(
     catalog = load_catalog(root, home=personal)
     safety = SessionSafety(root, config, home=home, env=env, trust=trust, sandbox=sandbox)
     log = SessionLog(root, redact=safety.redactor.redact)
-    checkpoints = TurnCheckpoints(root, key=user_key(home), git_allowed=safety.trusted_now)
+    checkpoints = TurnCheckpoints(
+        root, key=user_key(home), git_allowed=safety.trusted_now, notebooks=notebooks
+    )
     if gate is None:
         gate = safety.project_gate(config, mode=mode, on_audit=host.audit)
     note(gate.problems)

@@ -24,6 +24,7 @@ from .key_file import read_key_file, with_key_file
 from .lifecycle import LifecycleDispatcher
 from .locations import forwarding_hint, locate_root
 from .mcp import McpToolset
+from .notebook import NotebookAccess
 from .permission import ApprovalHandler, Mode, PermissionGate
 from .providers.factory import build_provider
 from .tasks import TaskManager
@@ -53,6 +54,7 @@ def open_session(
     project_trusted: Callable[[], bool] | None = None,
     toolsets: Sequence[Toolset] = (),
     more_mcp_servers: Mapping[str, McpServerConfig] | None = None,
+    notebooks: NotebookAccess | None = None,
 ) -> AgentSession:
     """An ``AgentSession`` for the project at ``root`` with the configured provider.
 
@@ -61,10 +63,11 @@ def open_session(
     ``project_trusted`` decides whether the project's own servers may start
     (default: the project's trust, ``session.safety.trust``); stdio servers
     run in the session's OS sandbox. ``toolsets``: tools only the front end
-    can offer (a notebook kernel's), joined after the built-ins.
-    ``more_mcp_servers``: servers a front end adds to the configured ones (an
-    ACP client's); a configured server keeps its name, and each added one
-    starts only as its ``scope`` and ``trust_item`` allow.
+    can offer (a notebook kernel's), joined after the built-ins; ``notebooks``:
+    how the front end reaches the notebooks it has open (revert restores
+    their cells there). ``more_mcp_servers``: servers a front end adds to the
+    configured ones (an ACP client's); a configured server keeps its name, and
+    each added one starts only as its ``scope`` and ``trust_item`` allow.
 
     The project is ``MEWCODE_ROOT``, else ``root``, else ``KERNEL_WORKING_DIR``,
     else the working directory (``locations.locate_root``). The user's
@@ -114,6 +117,7 @@ def open_session(
         owns_mcp=mcp is None,
         toolsets=toolsets,
         extensions_home=personal,
+        notebooks=notebooks,
     )
     if left_out:
         session.notify(

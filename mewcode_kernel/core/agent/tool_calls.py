@@ -152,7 +152,12 @@ async def _check(
         outcome.append(f"[hook {hook.by}] {hook.reason or 'blocked by hook'}")
         return
     args = dict(hook.updated_input) if hook.updated_input is not None else dict(call.input)
-    checked = call if args == call.input else call.model_copy(update={"input": args})
+    try:  # what the call leaves implicit is checked (and shown) too
+        judged = t.checked_input(args)
+    except ToolError as exc:
+        outcome.append(str(exc))
+        return
+    checked = call if judged == call.input else call.model_copy(update={"input": judged})
     ctx = agent.context_for(checked)
     decision = await agent.gate.check(checked, t, ctx)
     settled = Settled(allowed=False, refusal="Permission denied")

@@ -11,24 +11,37 @@ from __future__ import annotations
 
 from .lookup import find_turn, store_of
 from .recorder import TurnCheckpoints
-from .records import FileEntry, FileStatus, TurnRecord
-from .revert import Action, RevertItem, RevertPlan, TurnRevert, apply_revert, plan_revert
+from .records import CellMark, FileEntry, FileStatus, NotebookEntry, TurnRecord
+from .revert import (
+    Action,
+    RevertItem,
+    RevertPlan,
+    TurnRevert,
+    apply_all,
+    apply_revert,
+    plan_all,
+    plan_revert,
+)
 from .signing import user_key
 from .store import MAX_SNAPSHOT_BYTES, CheckpointStore, read_snapshot, stored_turns
 
 __all__ = [
     "MAX_SNAPSHOT_BYTES",
     "Action",
+    "CellMark",
     "CheckpointStore",
     "FileEntry",
     "FileStatus",
+    "NotebookEntry",
     "RevertItem",
     "RevertPlan",
     "TurnCheckpoints",
     "TurnRecord",
     "TurnRevert",
+    "apply_all",
     "apply_revert",
     "find_turn",
+    "plan_all",
     "plan_revert",
     "read_snapshot",
     "store_of",

@@ -24,7 +24,7 @@ def store_of(root: Path, record: TurnRecord, key: bytes) -> CheckpointStore:
 
 
 def _pending(record: TurnRecord) -> bool:
-    return record.reverted is None and bool(record.files)
+    return record.reverted is None and bool(record.files or record.notebooks)
 
 
 def find_turn(root: Path, session_id: str | None, spec: str, key: bytes) -> TurnRecord:

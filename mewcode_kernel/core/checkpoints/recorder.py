@@ -17,16 +17,18 @@ checkpoint being written among them, and logs) is never one of them.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..notebook import DiskNotebooks, NotebookAccess
 from ..project_paths import MEWCODE_STATE_PATHS
 from . import git
-from .records import GONE, FileEntry, TurnRecord
+from .records import GONE, CellMark, FileEntry, NotebookEntry, TurnRecord
 from .store import MAX_SNAPSHOT_BYTES, CheckpointStore, digest, read_snapshot
 
 __all__ = ["TurnCheckpoints"]
@@ -37,9 +39,17 @@ class TurnCheckpoints:
     session's directory, numbering on from the turns already stored there)."""
 
     def __init__(
-        self, root: Path, *, key: bytes, git_allowed: Callable[[], bool] = lambda: False
+        self,
+        root: Path,
+        *,
+        key: bytes,
+        git_allowed: Callable[[], bool] = lambda: False,
+        notebooks: NotebookAccess | None = None,
     ) -> None:
         self.root = root
+        #: where a turn's notebook cells are read and restored (the open
+        #: document through the front end, else the file)
+        self.notebooks: NotebookAccess = notebooks or DiskNotebooks()
         #: signs the records (``signing.user_key``)
         self.key = key
         self._git_allowed = git_allowed
@@ -132,6 +142,52 @@ class TurnCheckpoints:
             if record is None or entry is None or self._store is None:
                 return
             entry.after = digest(data)
+            self._store.save(record)
+
+    def before_cells(
+        self,
+        path: Path,
+        shown: str,
+        order: Sequence[str],
+        cells: Mapping[str, tuple[int, dict[str, Any]] | None],
+    ) -> None:
+        """A notebook's cells are about to change: ``order`` is its cell order
+        now, ``cells`` each touched cell's (index, JSON) now, or ``None`` for a
+        cell about to be inserted. Saved unless this turn already saved it."""
+        with self._lock:
+            if self._store is None:
+                return
+            record = self._current()
+            entry = record.notebook(str(path))
+            if entry is None:
+                entry = NotebookEntry(path=str(path), shown=shown, order=list(order))
+                record.notebooks.append(entry)
+            for cid, now in cells.items():
+                if entry.mark(cid) is not None:
+                    continue
+                if now is None:
+                    entry.cells.append(CellMark(id=cid, before=None, index=None))
+                    continue
+                blob = json.dumps(now[1], ensure_ascii=False, sort_keys=True).encode()
+                if len(blob) > MAX_SNAPSHOT_BYTES:  # a huge output is not kept, the cell is
+                    cell = {**now[1], "outputs": []} if "outputs" in now[1] else now[1]
+                    blob = json.dumps(cell, ensure_ascii=False, sort_keys=True).encode()
+                entry.cells.append(
+                    CellMark(id=cid, before=self._store.save_blob(blob), index=now[0])
+                )
+            self._store.save(record)
+
+    def after_cells(self, path: Path, sources: Mapping[str, str | None]) -> None:
+        """The touched cells' sources now (``None``: the cell is gone)."""
+        with self._lock:
+            record = self._record
+            entry = record.notebook(str(path)) if record is not None else None
+            if record is None or entry is None or self._store is None:
+                return
+            for cid, source in sources.items():
+                mark = entry.mark(cid)
+                if mark is not None:
+                    mark.after = GONE if source is None else digest(source.encode())
             self._store.save(record)
 
     def note_command(self, summary: str) -> None:

@@ -13,7 +13,15 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-__all__ = ["GONE", "FileEntry", "FileStatus", "TurnRecord", "is_digest"]
+__all__ = [
+    "GONE",
+    "CellMark",
+    "FileEntry",
+    "FileStatus",
+    "NotebookEntry",
+    "TurnRecord",
+    "is_digest",
+]
 
 FileStatus = Literal["created", "edited", "unsaved"]
 """``created``: the file did not exist before the turn; ``edited``: its
@@ -79,6 +87,66 @@ class FileEntry:
 
 
 @dataclass(kw_only=True, slots=True)
+class CellMark:
+    """One cell a turn touched: ``before`` (blob of its JSON; ``None``: the
+    turn inserted it), where it was (``index``), and ``after`` (digest of its
+    source as the turn left it, ``GONE`` when it deleted it, ``None`` until a
+    change was made)."""
+
+    id: str
+    before: str | None
+    index: int | None
+    after: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: Any) -> CellMark:
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            raise ValueError("a cell mark is damaged")
+        before, after, index = data.get("before"), data.get("after"), data.get("index")
+        for value in (before, after):
+            if value is not None and not is_digest(value):
+                raise ValueError("a cell mark has an invalid digest")
+        if index is not None and (not isinstance(index, int) or index < 0):
+            raise ValueError("a cell mark has an invalid index")
+        return cls(id=data["id"][:64], before=before, index=index, after=after)
+
+
+@dataclass(kw_only=True, slots=True)
+class NotebookEntry:
+    """A notebook a turn edited cell by cell (see the module docstring)."""
+
+    path: str
+    shown: str
+    order: list[str] = field(default_factory=list)
+    cells: list[CellMark] = field(default_factory=list)
+
+    def mark(self, cid: str) -> CellMark | None:
+        return next((m for m in self.cells if m.id == cid), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> NotebookEntry:
+        if not isinstance(data, dict):
+            raise ValueError("a notebook entry is not an object")
+        path, shown, order = data.get("path"), data.get("shown"), data.get("order", [])
+        if not isinstance(path, str) or not path.startswith("/") or "\0" in path:
+            raise ValueError(f"a notebook entry has an invalid path: {path!r}")
+        if not isinstance(shown, str) or not isinstance(order, list):
+            raise ValueError(f"the notebook entry for {path!r} is damaged")
+        cells = data.get("cells", [])
+        if not isinstance(cells, list):
+            raise ValueError(f"the notebook entry for {path!r} is damaged")
+        return cls(
+            path=path,
+            shown=shown,
+            order=[str(x)[:64] for x in order],
+            cells=[CellMark.from_dict(c) for c in cells],
+        )
+
+
+@dataclass(kw_only=True, slots=True)
 class TurnRecord:
     """The checkpoint of one turn: the files it changed, in the order it first
     touched them; the commands it ran whose changes are not tracked; where
@@ -94,6 +162,16 @@ class TurnRecord:
     commands: list[str] = field(default_factory=list)
     reverted: dict[str, Any] | None = None
     git: str = ""
+    #: notebooks it edited cell by cell (``notebook_edit``)
+    notebooks: list[NotebookEntry] = field(default_factory=list)
+
+    @property
+    def changed(self) -> list[str]:
+        """How each file or notebook it changed is named to a person."""
+        return [e.shown for e in self.files] + [n.shown for n in self.notebooks]
+
+    def notebook(self, path: str) -> NotebookEntry | None:
+        return next((n for n in self.notebooks if n.path == path), None)
 
     @property
     def label(self) -> str:
@@ -130,6 +208,7 @@ class TurnRecord:
             "commands": self.commands,
             "reverted": self.reverted,
             "git": self.git,
+            "notebooks": [n.to_dict() for n in self.notebooks],
         }
 
     @classmethod
@@ -143,7 +222,12 @@ class TurnRecord:
         commands = data.get("commands", [])
         origin = data.get("origin", {})
         reverted = data.get("reverted")
-        if not isinstance(files, list) or not isinstance(commands, list):
+        notebooks = data.get("notebooks", [])
+        if (
+            not isinstance(files, list)
+            or not isinstance(notebooks, list)
+            or not isinstance(commands, list)
+        ):
             raise ValueError("a checkpoint record is damaged")
         return cls(
             session_id=session_id,
@@ -154,4 +238,5 @@ class TurnRecord:
             commands=[str(c) for c in commands],
             reverted=reverted if isinstance(reverted, dict) else None,
             git=str(data.get("git", "")),
+            notebooks=[NotebookEntry.from_dict(n) for n in notebooks],
         )

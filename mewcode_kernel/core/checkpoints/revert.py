@@ -17,17 +17,30 @@ symlink swapped in between the plan and the write is refused too.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from ..fs import UnsafeWriteError, Workspace, atomic_write_within, safe_unlink_within
+from ..notebook import CellOp, DiskNotebooks, NotebookAccess, NotebookError, StaleCell
 from ..permission.targets import is_protected
-from .records import GONE, FileEntry, TurnRecord
+from .cells import plan_cells
+from .records import GONE, FileEntry, NotebookEntry, TurnRecord
 from .store import CheckpointStore, Snapshot, digest, read_snapshot
 
-__all__ = ["Action", "RevertItem", "RevertPlan", "TurnRevert", "apply_revert", "plan_revert"]
+__all__ = [
+    "Action",
+    "RevertItem",
+    "RevertPlan",
+    "TurnRevert",
+    "apply_all",
+    "apply_revert",
+    "plan_all",
+    "plan_revert",
+]
 
 Action = Literal["restore", "delete", "unchanged", "conflict", "refused"]
 _DIFF_LINES = 400
@@ -38,12 +51,14 @@ class RevertItem:
     """What reverting does to one file, and why. ``diff`` goes from the file
     as it is now to what the revert leaves; ``outcome`` is set once applied."""
 
-    entry: FileEntry
+    entry: FileEntry | NotebookEntry
     action: Action
     reason: str = ""
     diff: str = ""
     root: str | None = None
     outcome: str = ""
+    #: for a notebook: the cell ops that revert it
+    ops: tuple[CellOp, ...] = ()
 
     @property
     def shown(self) -> str:
@@ -88,7 +103,9 @@ def plan_revert(
     )
 
 
-def apply_revert(plan: RevertPlan, store: CheckpointStore, workspace: Workspace) -> RevertPlan:
+def apply_revert(
+    plan: RevertPlan, store: CheckpointStore, workspace: Workspace, *, save: bool = True
+) -> RevertPlan:
     """Carry ``plan`` out, file by file, re-checking each one first; returns the
     plan as it turned out (each item's ``outcome``), also written to the record."""
     done: list[RevertItem] = []
@@ -111,13 +128,18 @@ def apply_revert(plan: RevertPlan, store: CheckpointStore, workspace: Workspace)
             outcome = f"not reverted: {exc.strerror or exc}"
         done.append(replace(fresh, outcome=outcome))
     result = RevertPlan(record=plan.record, items=done, force=plan.force, applied=True)
+    if save:
+        _mark_reverted(result, store)
+    return result
+
+
+def _mark_reverted(plan: RevertPlan, store: CheckpointStore) -> None:
     plan.record.reverted = {
         "at": datetime.now(UTC).isoformat(timespec="milliseconds"),
         "force": plan.force,
-        "files": {i.shown: i.outcome for i in done},
+        "files": {i.shown: i.outcome for i in plan.items},
     }
     store.save(plan.record)
-    return result
 
 
 def _act(item: RevertItem, store: CheckpointStore, *, force: bool) -> str:
@@ -211,20 +233,28 @@ class TurnRevert:
     """Reverting one turn, for a front end's button: ``plan`` what it would
     do now, ``apply`` it (nothing at all while a file changed since, unless
     ``force``). The record is read from disk each time, so a revert made
-    elsewhere (``/rewind``) is seen."""
+    elsewhere (``/rewind``) is seen. Notebook cells are read and restored
+    through ``notebooks`` (the open document when a front end has it)."""
 
-    def __init__(self, record: TurnRecord, store: CheckpointStore, workspace: Workspace) -> None:
+    def __init__(
+        self,
+        record: TurnRecord,
+        store: CheckpointStore,
+        workspace: Workspace,
+        notebooks: NotebookAccess | None = None,
+    ) -> None:
         self.label = record.label
         self.turn = record.turn
-        self.files = [e.shown for e in record.files]
+        self.files = record.changed
         self.commands = list(record.commands)
         self.commands_note = record.commands_note
         self._store = store
         self._workspace = workspace
+        self._notebooks = notebooks or DiskNotebooks()
 
-    def plan(self, *, force: bool = False) -> RevertPlan:
-        record = self._store.load(self.turn)
-        return plan_revert(record, self._store, self._workspace, force=force)
+    async def plan(self, *, force: bool = False) -> RevertPlan:
+        record = await asyncio.to_thread(self._store.load, self.turn)
+        return await plan_all(record, self._store, self._workspace, self._notebooks, force=force)
 
     def reverted(self) -> dict[str, Any] | None:
         """How the turn was reverted (``at``, ``files``: each file's outcome), by
@@ -235,8 +265,93 @@ class TurnRevert:
         except ValueError:
             return None
 
-    def apply(self, *, force: bool = False) -> RevertPlan:
-        plan = self.plan(force=force)
+    async def apply(self, *, force: bool = False) -> RevertPlan:
+        plan = await self.plan(force=force)
         if (plan.conflicts and not force) or not plan.changes:
             return plan
-        return apply_revert(plan, self._store, self._workspace)
+        return await apply_all(plan, self._store, self._workspace, self._notebooks)
+
+
+async def plan_all(
+    record: TurnRecord,
+    store: CheckpointStore,
+    workspace: Workspace,
+    notebooks: NotebookAccess,
+    *,
+    force: bool = False,
+) -> RevertPlan:
+    """``plan_revert`` for the files, and the turn's notebooks cell by cell."""
+    plan = await asyncio.to_thread(plan_revert, record, store, workspace, force=force)
+    for entry in record.notebooks:
+        plan.items.append(await _plan_notebook(entry, store, workspace, notebooks, force))
+    return plan
+
+
+async def apply_all(
+    plan: RevertPlan, store: CheckpointStore, workspace: Workspace, notebooks: NotebookAccess
+) -> RevertPlan:
+    """``apply_revert`` for the files, then each notebook's cells (re-planned
+    first; an op whose cell changed meanwhile reverts nothing of that notebook)."""
+    files = RevertPlan(
+        record=plan.record, items=[i for i in plan.items if isinstance(i.entry, FileEntry)],
+        force=plan.force,
+    )  # fmt: skip
+    done = await asyncio.to_thread(apply_revert, files, store, workspace, save=False)
+    for item in plan.items:
+        if not isinstance(item.entry, NotebookEntry):
+            continue
+        fresh = await _plan_notebook(item.entry, store, workspace, notebooks, plan.force)
+        if not (fresh.changes or (plan.force and fresh.action == "conflict")):
+            unchanged = fresh.action == "unchanged"
+            why = "already as before the turn" if unchanged else f"not reverted: {fresh.reason}"
+            done.items.append(replace(fresh, outcome=why))
+            continue
+        assert fresh.root is not None
+        try:
+            await notebooks.apply(
+                Path(item.entry.path), item.entry.shown, fresh.ops, roots=[fresh.root]
+            )
+            outcome = "restored"
+        except StaleCell as exc:
+            outcome = f"not reverted: {exc}"
+        except (NotebookError, UnsafeWriteError, ValueError, OSError) as exc:
+            outcome = f"not reverted: {exc}"
+        done.items.append(replace(fresh, outcome=outcome))
+    _mark_reverted(done, store)
+    return done
+
+
+async def _plan_notebook(
+    entry: NotebookEntry,
+    store: CheckpointStore,
+    workspace: Workspace,
+    notebooks: NotebookAccess,
+    force: bool,
+) -> RevertItem:
+    root, refused = _refusal(entry.path, workspace)
+    if refused:
+        return RevertItem(entry=entry, action="refused", reason=refused)
+    try:
+        ops, diff, conflicts = await plan_cells(entry, store, notebooks, force=force)
+    except (NotebookError, ValueError, OSError) as exc:
+        return RevertItem(entry=entry, action="refused", reason=str(exc))
+    if conflicts:
+        return RevertItem(
+            entry=entry, action="conflict", reason="; ".join(conflicts), diff=diff,
+            root=root, ops=tuple(ops),
+        )  # fmt: skip
+    if not ops:
+        return RevertItem(entry=entry, action="unchanged", reason="already as before the turn")
+    return RevertItem(entry=entry, action="restore", diff=diff, root=root, ops=tuple(ops))
+
+
+def _refusal(path: str, workspace: Workspace) -> tuple[str | None, str]:
+    """The allowed directory ``path`` is written back from, or why it may not be."""
+    resolved = workspace.resolve(path)
+    if resolved.path != path:
+        return None, f"the path now leads elsewhere (to {resolved.path}) through a symlink"
+    if resolved.root is None:
+        return None, "it is outside the project and its additional directories"
+    if is_protected(resolved, ignore_case=workspace.case_insensitive):
+        return None, "it is protected (MewCode or Claude settings, hooks, .git): restore it by hand"
+    return resolved.root, ""

@@ -9,14 +9,13 @@ since the turn. Without ``--force`` a conflict reverts nothing.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
 from ..checkpoints import (
     RevertPlan,
-    apply_revert,
+    apply_all,
     find_turn,
-    plan_revert,
+    plan_all,
     store_of,
     stored_turns,
 )
@@ -87,7 +86,8 @@ async def rewind_command(session: AgentSession, args: str) -> CommandResult:
         return CommandResult(markdown=str(exc), error=True)
     store = store_of(session.root, record, session.checkpoints.key)
     workspace = session.agent.ctx.workspace
-    plan = await asyncio.to_thread(plan_revert, record, store, workspace, force=force)
+    notebooks = session.checkpoints.notebooks
+    plan = await plan_all(record, store, workspace, notebooks, force=force)
     data = {"turn": record.label, "plan": plan}
     if dry:
         return CommandResult(markdown="Would revert " + plan_markdown(plan), data=data)
@@ -100,7 +100,7 @@ async def rewind_command(session: AgentSession, args: str) -> CommandResult:
         )
     if not plan.changes:
         return CommandResult(markdown="Nothing to revert in " + plan_markdown(plan), data=data)
-    done = await asyncio.to_thread(apply_revert, plan, store, workspace)
+    done = await apply_all(plan, store, workspace, notebooks)
     return CommandResult(markdown="Reverted " + plan_markdown(done), data={**data, "plan": done})
 
 
@@ -118,9 +118,10 @@ def _list(session: AgentSession) -> CommandResult:
     for r in reversed(records[-30:]):
         mark = "▶" if r.session_id == session.session_id else ""
         count = r.origin.get("execution_count")
-        files = ", ".join(f"`{_cell(e.shown)}`" for e in r.files[:5])
-        more = f" and {len(r.files) - 5} more" if len(r.files) > 5 else ""
-        if r.commands and not r.files:
+        changed = r.changed
+        files = ", ".join(f"`{_cell(e)}`" for e in changed[:5])
+        more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        if r.commands and not changed:
             files = "(commands only: not tracked)"
         state = "reverted" if r.reverted else ""
         lines.append(

@@ -52,6 +52,10 @@ class RuleStats:
     last: deque[str] = field(default_factory=lambda: deque(maxlen=3))
 
 
+#: Claude Code's notebook tools, whose input names the file ``notebook_path``
+_NOTEBOOK_TOOLS = frozenset({"NotebookEdit", "NotebookRead"})
+
+
 class HookEngine:
     """Runs the rules ``load_hooks(root, home=home)`` finds (see ``reload``).
 
@@ -258,6 +262,8 @@ class HookEngine:
             path = self._workspace().resolve(args["path"]).path
             if "file_path" not in args:
                 view["tool_input"] = {**args, "file_path": path}
+                if view["tool_name"] in _NOTEBOOK_TOOLS:  # Claude Code names it so there
+                    view["tool_input"]["notebook_path"] = path
         if "tool_response" in payload:
             # Claude Code's hooks read the response as an object
             text = str(payload.get("tool_response") or "")
@@ -274,8 +280,15 @@ class HookEngine:
         if not rule.claude or not isinstance(original, Mapping):
             return updated
         updated = dict(updated)
-        if "file_path" in updated and "path" in original and "file_path" not in original:
-            updated["path"] = updated.pop("file_path")
+        given = [
+            updated.pop(name)
+            for name in ("notebook_path", "file_path")
+            if name in updated and name not in original
+        ]
+        if given and "path" in original:
+            # the hook's own change wins over the path it was shown and echoed
+            shown = self._workspace().resolve(str(original["path"])).path
+            updated["path"] = next((g for g in given if g != shown), given[0])
         return updated
 
     async def _run(self, rule: HookRule, event: HookEvent, payload: Mapping[str, Any]) -> Ran:

@@ -107,6 +107,8 @@ def suggest_rules(request: PermissionRequest, workspace: Workspace) -> list[str]
         if problem or not targets:
             return []
         name = "Read" if request.category == "read" else "Edit"
+        if name == "Edit" and "NotebookEdit" in request.names:
+            name = "NotebookEdit"  # exactly the notebook tool: not every file tool
         return list(
             dict.fromkeys(
                 _path_rule(name, t.resolved.rel, t.resolved.path)

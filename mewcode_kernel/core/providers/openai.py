@@ -66,31 +66,50 @@ _NO_KEY = "no-key"
 
 
 def _tool_text(block: ToolResultBlock) -> str:
-    """A tool result as text: Chat Completions takes no images in tool messages,
-    so each image is replaced by a line saying so."""
+    """A tool result as text: Chat Completions takes no images in tool
+    messages, so each image is named here and sent in a user message after
+    the tool messages (``_images``)."""
     if isinstance(block.content, str):
         return block.content
     return "\n".join(
         p.text
         if isinstance(p, TextBlock)
-        else p.describe()[:-1] + " — not shown: this provider takes no images in tool results]"
+        else p.describe()[:-1] + " — attached in the next message]"
         for p in block.content
     )
+
+
+def _images(results: list[ToolResultBlock]) -> list[dict[str, Any]]:
+    """The tool results' images as ``image_url`` parts (data URLs), each after
+    a line naming the call it came from."""
+    parts: list[dict[str, Any]] = []
+    for block in results:
+        for image in block.images:
+            parts.append(
+                {"type": "text", "text": f"{image.describe()} from tool call {block.tool_use_id}:"}
+            )
+            url = f"data:{image.source.media_type};base64,{image.source.data}"
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+    return parts
 
 
 def _convert(message: Message) -> list[dict[str, Any]]:
     texts = [b.text for b in message.content if isinstance(b, TextBlock) and b.text]
     if message.role == "user":
+        results = [b for b in message.content if isinstance(b, ToolResultBlock)]
         out: list[dict[str, Any]] = [
             {
                 "role": "tool",
                 "tool_call_id": b.tool_use_id,
                 "content": f"Error: {_tool_text(b)}" if b.is_error else _tool_text(b),
             }
-            for b in message.content
-            if isinstance(b, ToolResultBlock)
+            for b in results
         ]
-        if texts:
+        images = _images(results)
+        if images:  # after every tool message: they must follow the tool_calls directly
+            text = [{"type": "text", "text": "\n\n".join(texts)}] if texts else []
+            out.append({"role": "user", "content": [*images, *text]})
+        elif texts:
             out.append({"role": "user", "content": "\n\n".join(texts)})
         return out
     calls = [

@@ -12,7 +12,7 @@ background subagent may use it. No module outside a tool names a tool.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_type_hints
 
@@ -71,6 +71,11 @@ class FileChange:
     before: str | None
     after: str
     whole_file: bool
+    #: what the change is when it is to a part of the file (a notebook cell:
+    #: ``new code cell 3``, ``deleted cell 2``, ``moved cell from 2 to 5``)
+    label: str | None = None
+    #: a file name whose language colours the text (``cell.py``), when not ``path``'s
+    syntax: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -88,6 +93,7 @@ class ToolOutput:
 
 ToolRun = Callable[["RunContext", dict[str, Any]], Awaitable["str | ToolOutput"]]
 ToolPreview = Callable[["RunContext", dict[str, Any]], "FileChange | None"]
+ToolImplied = Callable[[Mapping[str, Any]], dict[str, Any]]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -120,6 +126,11 @@ class Tool:
       which the permission engine counts on.
     * ``preview``: for a tool that changes a file, what a call would change
       (before/after text, for a diff on the approval card), without doing it.
+    * ``implied``: what a call leaves implicit, as arguments the permission
+      check and the person asked see beside the given ones (the open
+      notebook's ``path`` when none is given; the ``code`` of the cell
+      ``notebook_run`` would run). A ``ToolError`` from it refuses the call
+      before anyone is asked. The tool itself gets the arguments as given.
     """
 
     name: str
@@ -142,6 +153,7 @@ class Tool:
     system: bool = False
     default_allow: bool = False
     preview: ToolPreview | None = None
+    implied: ToolImplied | None = None
     sandboxed: bool = False
     annotations: dict[str, Any] = field(default_factory=dict)
 
@@ -174,6 +186,13 @@ class Tool:
         if not isinstance(value, str) or not value:
             value = next((v for v in args.values() if isinstance(v, str) and v), "")
         return value.strip().splitlines()[0] if value.strip() else ""
+
+    def checked_input(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """``args`` with what the call leaves implicit (``implied``) added;
+        raises ``ToolError`` when the call cannot be made as it is."""
+        if self.implied is None:
+            return dict(args)
+        return {**args, **self.implied(args)}
 
     def change(self, ctx: RunContext, args: dict[str, Any]) -> FileChange | None:
         """What ``args`` would change (``None``: not a file change, or it cannot

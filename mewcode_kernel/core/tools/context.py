@@ -10,7 +10,7 @@ turn's cancellation scope.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -46,6 +46,21 @@ class FileCheckpoints(Protocol):
 
     def note_command(self, summary: str) -> None:
         """Blocking (it may take a git snapshot): call it from a worker thread."""
+        ...
+
+    def before_cells(
+        self,
+        path: Path,
+        shown: str,
+        order: Sequence[str],
+        cells: Mapping[str, tuple[int, dict[str, Any]] | None],
+    ) -> None:
+        """A notebook's cells are about to change (``notebook_edit``): its
+        cell order, and each touched cell's (index, JSON), ``None`` if new."""
+        ...
+
+    def after_cells(self, path: Path, sources: Mapping[str, str | None]) -> None:
+        """The touched cells' sources after the change (``None``: deleted)."""
         ...
 
 
