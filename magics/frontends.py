@@ -6,7 +6,7 @@ with a widget manager does say: when it connects (and after every restart)
 its manager asks the kernel for the widgets it holds, by opening the
 ``jupyter.widget.control`` comm or sending a ``comm_info_request`` for
 ``jupyter.widget`` (ipywidgets 8's managers: JupyterLab, Notebook 7,
-Voilà), and it answers widget comms afterwards. A terminal front end
+Voila), and it answers widget comms afterwards. A terminal front end
 (``jupyter console``, qtconsole) never does, but asks ``is_complete`` at
 every Enter. Each message carries its client's session id in its header, so
 the kernel learns this per client: two front ends on one kernel each get
