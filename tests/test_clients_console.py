@@ -60,7 +60,15 @@ def test_a_multi_line_agent_cell_and_an_approval_in_jupyter_console(place: Path)
         env.pop("MEWCODE_RENDERER", None)
         term = pexpect.spawn(
             str(CONSOLE),
-            ["--kernel", "mewcode", "--no-confirm-exit"],
+            # jupyter_console gives up on the kernel's is_complete after 1 s and
+            # then a late status "idle" of that request ends its wait for the
+            # approval's input request: a hang on a loaded machine, not ours.
+            [
+                "--kernel",
+                "mewcode",
+                "--no-confirm-exit",
+                "--ZMQTerminalInteractiveShell.kernel_is_complete_timeout=60",
+            ],
             cwd=str(project),
             env=env,
             encoding="utf-8",
