@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -81,6 +82,12 @@ class TimedServer(ScriptedServer):
         self.sizes: list[int] = []
         self.reply_ends: list[float] = []
         self._times = threading.Lock()
+
+    def _handle(self, h):  # type: ignore[no-untyped-def]
+        # without it, Nagle holds a reply's last small frames until the client
+        # acknowledges (delayed ACK: up to 40 ms), which would be timed as the client's
+        h.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        super()._handle(h)
 
     def _receive(self, request, scripted):  # type: ignore[no-untyped-def]
         with self._times:
