@@ -25,6 +25,7 @@ from .resolved import (
     McpServerConfig,
     ResolvedConfig,
     SandboxSettings,
+    SkillSettings,
     SubagentSettings,
     TaskSettings,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "ProviderSettings",
     "ResolvedConfig",
     "SandboxSettings",
+    "SkillSettings",
     "SubagentSettings",
     "TaskSettings",
     "default_context_window",

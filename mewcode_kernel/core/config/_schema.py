@@ -64,6 +64,13 @@ class SubagentsSection(_Section):
     foreground_timeout: PositiveFloat | None = None
 
 
+class SkillsSection(_Section):
+    """``skills``: ``install_tool: true`` offers the model ``install_skill``
+    from the first turn (otherwise only once a prompt asks for an install)."""
+
+    install_tool: StrictBool | None = None
+
+
 class PermissionsSection(_Section):
     """``permissions``: rule strings, parsed later by the permission engine."""
 
@@ -177,12 +184,14 @@ class ConfigFile(_Section):
     mcp_servers: dict[str, McpServerEntry] = Field(default_factory=dict)
     tasks: TasksSection = Field(default_factory=TasksSection)
     subagents: SubagentsSection = Field(default_factory=SubagentsSection)
+    skills: SkillsSection = Field(default_factory=SkillsSection)
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
     mcp_env_allowlist: list[str] = Field(default_factory=list)
     env_allowlist: list[str] = Field(default_factory=list)
 
     @field_validator(
-        "providers", "mcp_servers", "permissions", "tasks", "subagents", "sandbox", mode="before"
+        "providers", "mcp_servers", "permissions", "tasks", "subagents", "skills", "sandbox",
+        mode="before",
     )
     @classmethod
     def _null_is_empty(cls, value: Any) -> Any:

@@ -56,6 +56,7 @@ from .resolved import (
     McpScope,
     McpServerConfig,
     ResolvedConfig,
+    SkillSettings,
     SubagentSettings,
     TaskSettings,
 )
@@ -154,6 +155,7 @@ def load_config(
         env_allowlist=_allowlist(layers, user_path, warnings, "env_allowlist"),
         tasks=TaskSettings(**_merged(layers, "tasks")),
         subagents=SubagentSettings(**_merged(layers, "subagents")),
+        skills=SkillSettings(**_merged(layers, "skills")),
         sandbox=merge_sandbox(layers, root, project, allowed, user_home(home), user_path, warnings),
         warnings=warnings,
         unreadable_rule_files=tuple(unreadable),

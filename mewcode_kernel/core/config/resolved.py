@@ -27,6 +27,7 @@ __all__ = [
     "McpServerConfig",
     "ResolvedConfig",
     "SandboxSettings",
+    "SkillSettings",
     "SubagentSettings",
     "TaskSettings",
 ]
@@ -127,6 +128,13 @@ class SubagentSettings:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class SkillSettings:
+    """``skills``: ``install_tool`` offers ``install_skill`` from the first turn."""
+
+    install_tool: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SandboxSettings:
     """``sandbox`` after layering: whether commands run under bubblewrap, the
     network inside it (``on``/``off``), the extra writable directories and
@@ -163,6 +171,7 @@ class ResolvedConfig:
     mcp_servers: Mapping[str, McpServerConfig] = field(default_factory=dict)
     tasks: TaskSettings = field(default_factory=lambda: TaskSettings())
     subagents: SubagentSettings = field(default_factory=lambda: SubagentSettings())
+    skills: SkillSettings = field(default_factory=lambda: SkillSettings())
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     mcp_env_allowlist: tuple[str, ...] = ()
     #: host variables every child process (bash, hooks, MCP servers, run_python's
