@@ -173,6 +173,12 @@ class McpServerEntry(_Section):
         return self
 
 
+# sections a file may leave empty (``tasks:`` alone): read as no settings
+_NULLABLE_SECTIONS = (
+    "providers", "mcp_servers", "permissions", "tasks", "subagents", "skills", "sandbox",
+)  # fmt: skip
+
+
 class ConfigFile(_Section):
     """The whole file. Named lists of providers are normalised to mappings
     before validation (see ``_layer``)."""
@@ -189,10 +195,7 @@ class ConfigFile(_Section):
     mcp_env_allowlist: list[str] = Field(default_factory=list)
     env_allowlist: list[str] = Field(default_factory=list)
 
-    @field_validator(
-        "providers", "mcp_servers", "permissions", "tasks", "subagents", "skills", "sandbox",
-        mode="before",
-    )
+    @field_validator(*_NULLABLE_SECTIONS, mode="before")
     @classmethod
     def _null_is_empty(cls, value: Any) -> Any:
         return {} if value is None else value
