@@ -60,6 +60,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--kernel", action="store_true", help="also the first %%agent cell")
+    parser.add_argument(
+        "--idle", type=float, default=0.0, help="seconds between kernel ready and the cell"
+    )
     parser.add_argument("--claude", default=None, help="the claude executable")
     parser.add_argument("--baseline", default=None, help="PYTHONPATH of older MewCode")
     args = parser.parse_args()
