@@ -13,8 +13,8 @@ flushes before it closes, replaces or lets go of its descriptor, so an
 
 from __future__ import annotations
 
-from os import fsync
 import threading
+from os import fsync
 
 __all__ = ["Syncer"]
 
