@@ -239,4 +239,4 @@ def kernel_first_request(
 
 def mewcode_env(tmp: Path, pythonpath: str | None) -> dict[str, str]:
     """MewCode's environment: scrubbed, its own home, the project trusted."""
-    return {**bench_env(tmp, pythonpath), "MEWCODE_TRUST_PROJECT": "1"}
+    return bench_env(tmp, pythonpath)
