@@ -46,9 +46,10 @@ __all__ = ["SkillRun", "SkillsToolset"]
 Scope = Literal["user", "project"]
 
 # "install the X skill", "add a skill from ...", or a skill source's address
+_VERB = r"\b(?:install(?:s|ed|ing)?|add(?:s|ed|ing)?|download(?:s|ed|ing)?|fetch(?:es|ed|ing)?"
 _ASKS_TO_INSTALL = re.compile(
-    r"\b(install|add|download|fetch|get)\w*\b.{0,80}?\bskills?\b"
-    r"|\bskills?\b.{0,80}?\b(install|add|download|fetch)\w*\b"
+    rf"{_VERB}|get(?:s|ting)?)\b.{{0,80}}?\bskills?\b"
+    rf"|\bskills?\b.{{0,80}}?{_VERB})\b"
     r"|\bskills\.sh/|/SKILL\.md\b",
     re.IGNORECASE | re.DOTALL,
 )
@@ -95,11 +96,13 @@ class SkillsToolset:
         self._reported: set[str] = set()
         self._offered: tuple[bool, bool] = (False, False)
         self._version = 0
+        self._rendered: set[str] = set()  # skills' instructions, which are no person's words
 
     def note_prompt(self, prompt: str) -> None:
         """A person's prompt: one asking for a skill to be installed turns
-        ``install_skill`` on for the rest of the session."""
-        if not self.offer_install and asks_to_install(prompt):
+        ``install_skill`` on for the rest of the session. A skill's own
+        instructions (``/<skill>`` runs them as the turn's prompt) never do."""
+        if not self.offer_install and prompt not in self._rendered and asks_to_install(prompt):
             self.offer_install = True
 
     def _offer(self) -> tuple[bool, bool]:
@@ -183,6 +186,7 @@ class SkillsToolset:
         an earlier activation in place); the rendered instructions."""
         body = render_body(skill, args, tools=tools)
         active[skill.name] = body
+        self._rendered.add(body)
         return body
 
     async def run_fork(self, skill: Skill, args: str, ctx: RunContext | None) -> str:
