@@ -16,7 +16,8 @@ Each tool is offered only when it can be used, so a request carries no
 definitions the model cannot use: ``load_skill`` while the catalog lists a
 skill the model may load, ``install_skill`` once the person turned it on
 (``skills: {install_tool: true}``) or asked for a skill to be installed
-(``asks_to_install``); once offered, it stays for the session.
+(``asks_to_install``); once offered, it stays for the session. ``load_skill``
+joins within the turn that installed the first skill.
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ class SkillsToolset:
     are downloaded from, with which time limit and quotas."""
 
     name = "skills"
+    # a skill installed by the model can be loaded in the same turn
+    joins_within_turn = True
 
     def __init__(
         self,

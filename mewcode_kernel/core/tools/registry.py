@@ -12,8 +12,8 @@ A toolset offers a tool only while it can be used (``load_skill`` once there
 are skills, the task tools once a task exists), so the set grows over a
 session. A tool that joins goes after every tool already offered, which keep
 their place: the definitions sent before stay byte-identical. A toolset whose
-tools may be needed in the very turn that made them usable (a task launched
-by the model) says so with ``joins_within_turn``; ``admit_joining`` then adds
+tools may be needed in the very turn that made them usable (a task the model
+launched, a skill it installed) says so with ``joins_within_turn``; ``admit_joining`` then adds
 them between two requests of a turn, and only adds.
 """
 
