@@ -35,6 +35,7 @@ from mewcode_kernel.core.events import (
     RetryScheduled,
     ToolFinished,
     ToolProgress,
+    ToolStarted,
     TurnDone,
 )
 from mewcode_kernel.core.messages import ToolUseBlock
@@ -140,6 +141,11 @@ class TextRenderer:
         self._errors: list[str] = []
         self._tools: ToolLookup | None = None
         self._revert: TurnRevert | None = None
+        # Tools of one round run concurrently and finish in any order; their lines
+        # are printed in the order the model called them so saved notebooks compare.
+        self._running: list[str] = []
+        self._held: dict[str, list[str]] = {}
+        self._finished: set[str] = set()
 
     # --- Renderer protocol -------------------------------------------------------
 
@@ -189,6 +195,7 @@ class TextRenderer:
         cancelled: bool = False,
         metadata: dict[str, Any] | None = None,
     ) -> None:
+        self._release(everything=True)
         for message in self._errors:
             if done is None or message != done.error:
                 self._line(f"✗ {message}")
@@ -239,24 +246,48 @@ class TextRenderer:
             note = f" ({event.note})" if event.note else ""
             self._line(f"✗ you denied {summary}{note}")
 
+    def on_tool_started(self, event: ToolStarted) -> None:
+        self._running.append(event.call.id)
+
     def on_tool_finished(self, event: ToolFinished) -> None:
-        if event.call.id in self._denied:
-            return
-        summary = tool_summary(event.call, tool=self._tool(event.call.name))
-        if event.result.is_error:
-            first = next((ln for ln in event.result.text.splitlines() if ln.strip()), "failed")
-            self._line(f"✗ {summary}: {first.strip()[:160]}")
-        else:
-            self._line(f"✓ {summary}")
+        call_id = event.call.id
+        if call_id not in self._denied:
+            summary = tool_summary(event.call, tool=self._tool(event.call.name))
+            if event.result.is_error:
+                first = next((ln for ln in event.result.text.splitlines() if ln.strip()), "failed")
+                self._call_line(call_id, f"✗ {summary}: {first.strip()[:160]}")
+            else:
+                self._call_line(call_id, f"✓ {summary}")
+        self._finished.add(call_id)
+        self._release()
 
     def on_tool_progress(self, event: ToolProgress) -> None:
         """What a subagent inside the call does, one indented line per tool."""
         nested = event.nested
         if isinstance(nested, ToolFinished):
             mark = "✗" if nested.result.is_error else "✓"
-            self._line(f"  ↳ {mark} {tool_summary(nested.call, tool=self._tool(nested.call.name))}")
+            line = f"  ↳ {mark} {tool_summary(nested.call, tool=self._tool(nested.call.name))}"
+            self._call_line(event.call.id, line)
         elif isinstance(nested, Notice) and nested.level != "info":
-            self._line(f"  ↳ {_NOTICE_MARK[nested.level]} {nested.message}")
+            self._call_line(event.call.id, f"  ↳ {_NOTICE_MARK[nested.level]} {nested.message}")
+
+    def _call_line(self, call_id: str, text: str) -> None:
+        """Print ``text`` now if ``call_id`` is the earliest call still running,
+        else hold it until the calls before it have finished."""
+        if not self._running or self._running[0] == call_id or call_id not in self._running:
+            self._line(text)
+        else:
+            self._held.setdefault(call_id, []).append(text)
+
+    def _release(self, *, everything: bool = False) -> None:
+        while self._running and (everything or self._running[0] in self._finished):
+            call_id = self._running.pop(0)
+            self._finished.discard(call_id)
+            for text in self._held.pop(call_id, []):
+                self._line(text)
+            if self._running and not everything:
+                for text in self._held.pop(self._running[0], []):
+                    self._line(text)
 
     def on_hook_ran(self, event: HookRan) -> None:
         """One line per hook run (no timing: saved notebooks must compare)."""

@@ -238,3 +238,54 @@ def test_the_text_renderer_can_be_chosen_for_live_cells(monkeypatch: pytest.Monk
     monkeypatch.setenv("MEWCODE_RENDERER", "fancy")
     with pytest.raises(AgentCellError, match="MEWCODE_RENDERER must be"):
         pick_renderer(FakeShell(), background=False, policy="deny", kernel_version=(7, 4))
+
+
+def _finished(call: ToolUseBlock, text: str = "ok") -> Any:
+    from mewcode_kernel.core.events import ToolFinished
+    from mewcode_kernel.core.messages import ToolResultBlock
+
+    return ToolFinished(
+        call=call, result=ToolResultBlock(tool_use_id=call.id, content=text), duration=0.1
+    )
+
+
+@pytest.mark.parametrize("finishing", [(0, 1, 2), (2, 1, 0), (1, 2, 0), (2, 0, 1)])
+def test_concurrent_tools_print_in_the_order_they_were_called(finishing: tuple[int, ...]) -> None:
+    """A round's tools finish in any order; the transcript lists them in call order,
+    with what each call's subagent did under it, so a saved notebook compares."""
+    from mewcode_kernel.core.events import ToolProgress, ToolStarted
+
+    out = Captured()
+    r = renderer(out)
+    calls = [
+        ToolUseBlock(id=f"c{i}", name="read_file", input={"path": f"{i}.txt"}) for i in range(3)
+    ]
+    for call in calls:
+        r.on_event(ToolStarted(call=call))
+    inner = ToolUseBlock(id="n1", name="grep", input={"pattern": "x"})
+    r.on_event(ToolProgress(call=calls[1], output="", nested=_finished(inner)))
+    for i in finishing:
+        r.on_event(_finished(calls[i]))
+    r.finish(None)
+    assert out.lines == [
+        "✓ read_file 0.txt",
+        "  ↳ ✓ grep x",
+        "✓ read_file 1.txt",
+        "✓ read_file 2.txt",
+    ]
+
+
+def test_a_cancelled_round_still_prints_what_finished() -> None:
+    from mewcode_kernel.core.events import ToolStarted
+
+    out = Captured()
+    r = renderer(out)
+    calls = [
+        ToolUseBlock(id=f"c{i}", name="read_file", input={"path": f"{i}.txt"}) for i in range(2)
+    ]
+    for call in calls:
+        r.on_event(ToolStarted(call=call))
+    r.on_event(_finished(calls[1]))
+    assert out.lines == []
+    r.finish(None, cancelled=True)
+    assert out.lines[0] == "✓ read_file 1.txt"
