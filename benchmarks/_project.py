@@ -24,9 +24,10 @@ def scripted_project(tmp_path: Path, base_url: str) -> Path:
 
 
 def bench_env(tmp_path: Path, pythonpath: str | None = None) -> dict[str, str]:
-    """A scrubbed environment with its own home; ``PYTHONPATH`` (default: this
+    """A scrubbed environment with its own home, the benchmark's own project
+    trusted (its provider names a local server); ``PYTHONPATH`` (default: this
     process's) decides which code the started process runs."""
-    env = scrubbed_env(HOME=str(tmp_path / "home"))
+    env = scrubbed_env(HOME=str(tmp_path / "home"), MEWCODE_TRUST_PROJECT="1")
     pythonpath = pythonpath or os.environ.get("PYTHONPATH")
     if pythonpath:
         env["PYTHONPATH"] = pythonpath

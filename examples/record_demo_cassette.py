@@ -10,6 +10,7 @@ the real Anthropic SDK into mewcode_kernel/data/demo.cassette.json.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -71,6 +72,7 @@ async def main() -> int:
             "default_provider: anthropic\nproviders:\n  anthropic:\n    protocol: anthropic\n"
             f"    model: claude-sonnet-4-5\n    base_url: {server.base_url}\n    api_key: recorded-demo\n"
         )
+        os.environ["MEWCODE_TRUST_PROJECT"] = "1"  # the scratch project made just above
         session = open_session(
             project, approval_handler=approve_and_say, record_to=DEMO_CASSETTE, env={}
         )

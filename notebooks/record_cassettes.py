@@ -514,8 +514,10 @@ SCRIPTS["subagents"] = Routed(
 
 
 def clean_env(home: str, **extra: str) -> dict[str, str]:
-    """No keys, endpoints or MewCode settings of the user's; ``HOME`` is ``home``."""
-    return scrubbed_env(HOME=home, **extra)
+    """No keys, endpoints or MewCode settings of the user's; ``HOME`` is ``home``;
+    the kernel runs this checkout's code (not whatever an editable install points at)."""
+    path = os.pathsep.join(filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")]))
+    return scrubbed_env(HOME=home, PYTHONPATH=path, **extra)
 
 
 class _AsNbval(NotebookClient):

@@ -1,5 +1,6 @@
 """What the MCP tests share: how to start the fixture server and the
-reference servers (installed by ``.ci/run``, found the same way locally),
+reference servers (the npm ones installed by the test run on first use,
+``tests/_npm_reference.py``),
 the config that points a project at them, and a bounded wait for a process
 to exit."""
 
@@ -17,17 +18,13 @@ from typing import Any
 
 import pytest
 
+from tests._npm_reference import ensure_reference_servers
+
 TESTS = Path(__file__).resolve().parent
 FIXTURE_SERVER = TESTS / "mcp_server.py"
-REFERENCE = TESTS / "mcp_reference"
-NODE_BIN = REFERENCE / "node_modules" / ".bin"
 LOOPBACK = TESTS / "fixtures" / "mcp" / "loopback.mjs"
 
-INSTALL_HINT = (
-    "the MCP reference servers are not installed: run .ci/run, or "
-    "`npm install --prefix tests/mcp_reference --no-package-lock` and "
-    "`pip install -e '.[test]'` (mcp-server-time)"
-)
+INSTALL_HINT = "mcp-server-time is not installed: `pip install -e '.[test]'` installs it"
 
 
 def fixture_entry(**extra: Any) -> dict[str, Any]:
@@ -36,11 +33,12 @@ def fixture_entry(**extra: Any) -> dict[str, Any]:
 
 
 def node_server(name: str, *args: str) -> dict[str, Any]:
-    """An entry running the npm reference server ``name`` (e.g. ``mcp-server-everything``)."""
-    script = NODE_BIN / name
+    """An entry running the npm reference server ``name`` (e.g. ``mcp-server-everything``),
+    installed first if this is the run's first use."""
+    script = ensure_reference_servers() / name
     node = shutil.which("node")
     if node is None or not script.exists():
-        pytest.fail(INSTALL_HINT)
+        pytest.fail(f"{script} is missing after the install")
     return {"command": node, "args": [str(script), *args]}
 
 

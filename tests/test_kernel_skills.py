@@ -103,7 +103,7 @@ def test_the_catalog_is_in_the_system_prompt(kernel: Kernel, script: ScriptedSer
     assert f"- **internal-comms**: {description}" in prompt
     assert "- **changelog**: Write a changelog entry." in prompt
     names = [t["name"] for t in body(script)["tools"]]
-    assert "load_skill" in names and "install_skill" in names
+    assert "load_skill" in names and "install_skill" not in names  # not turned on, not asked
 
 
 def test_load_skill_is_carried_across_turns_and_cleared(

@@ -70,10 +70,8 @@ def _mcp(name: str, read_only: bool, **ann: Any) -> Tool:
 
 
 # the real skill tools, with their own metadata (their catalog is never read here)
-SKILL_TOOLS = {
-    t.name: t
-    for t in SkillsToolset(SkillCatalog(Path("/nonexistent"), home=Path("/nonexistent"))).tools()
-}
+_SKILLS = SkillsToolset(SkillCatalog(Path("/nonexistent"), home=Path("/nonexistent")))
+SKILL_TOOLS = {t.name: t for t in (_SKILLS.load_skill, _SKILLS.install_skill)}
 
 
 TOOLS = {

@@ -37,7 +37,7 @@ async def test_plan_mode_offers_only_read_only_tools(tmp_path: Path) -> None:
     s = session(tmp_path, model, mode="plan")
     await collect(s.run("plan it"))
     offered = [t.name for t in model.requests[0].tools]
-    assert offered == ["read_file", "glob", "grep", "load_skill", "TaskList", "TaskGet"]
+    assert offered == ["read_file", "glob", "grep"]  # no skill, no task: nothing else usable
     assert not (tmp_path / "a.txt").exists()
     result = model.requests[1].messages[-1].tool_results[0]
     assert result.is_error and "plan" in result.content.lower()

@@ -226,7 +226,7 @@ async def test_the_model_is_told_where_the_existing_skill_lives(
     )
     config = load_config(root, home=home, env={})
     s = AgentSession(root, config=config, provider=model, home=home, approval_handler=approve)
-    await collect(s.run("install it"))
+    await collect(s.run("install the skill"))
     result = model.requests[1].messages[-1].tool_results[0]
     assert result.is_error and "~/.claude/skills/demo" in result.content
     assert "nothing was installed" in result.content

@@ -484,7 +484,7 @@ async def test_the_model_installs_a_skill_and_uses_it_in_the_same_session(
         ]
     )
     s = _session(tmp_path, tmp_path / "home", model, approval_handler=approve)
-    await collect(s.run("install it and use it"))
+    await collect(s.run("install the skill and use it"))
     assert [r.tool.name for r in asked] == ["install_skill"]
     assert "install_skill changes files (default mode)" in asked[0].reason
     installed, loaded = (

@@ -95,9 +95,10 @@ async def test_the_catalog_is_in_a_stable_system_prompt(root: Path) -> None:
         assert line in system
     assert "manual" not in system  # disable-model-invocation: only the person runs it
     assert system.index("**audit**") < system.index("**changelog**") < system.index("**review**")
-    tools = {t.name: t for t in s.tools}
-    assert [t.name for t in model.requests[0].tools][6:8] == ["load_skill", "install_skill"]
-    load, install = tools["load_skill"], tools["install_skill"]
+    # load_skill is offered (there are skills); install_skill only when turned on or asked for
+    assert [t.name for t in model.requests[0].tools][6:8] == ["load_skill", "Agent"]
+    load, install = s.tools.get("load_skill"), s.skills.install_skill
+    assert load is not None and "install_skill" not in s.tools
     assert (load.system, load.read_only, load.default_allow, load.family) == (
         True,
         True,

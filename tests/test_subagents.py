@@ -156,7 +156,7 @@ async def test_explore_cannot_write_by_any_route(tmp_path: Path) -> None:
     s = session(tmp_path, model, tools=tools, mode="bypassPermissions")
     tools.add_toolset_now(s.skills)
     tools.add_toolset_now(subagent_toolset(s.subagents))
-    events = await collect(s.run("explore"))
+    events = await collect(s.run("explore, and install a skill if one helps"))
     assert events[-1].text == "The explorer found it."
     assert (tmp_path / "notes.txt").read_text() == "keep\n"
     assert not (tmp_path / "new.txt").exists() and not (tmp_path / "f.txt").exists()

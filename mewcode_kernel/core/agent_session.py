@@ -301,6 +301,7 @@ class AgentSession:
         if lone:
             why = f"The prompt held {lone} invalid character(s) (lone UTF-16 surrogates)"
             self.notify(Notice(level="warning", message=f"{why}; each was replaced by U+FFFD."))
+        self.skills.note_prompt(prompt)  # asking for an install offers install_skill
         async for event in self._prepare():
             yield event
         writer = self.log.writer
@@ -438,6 +439,7 @@ class AgentSession:
         )
         self.context.note_resumed(loaded)
         self.subagents.restore(self.task_records.restore(writer.path))
+        self.tools.refresh()  # its tasks' tools, for commands run before the next turn
         self._pending_notices += SessionLog.resume_notices(loaded, writer, fork=fork)
         self._started = True
         outcome = await self.lifecycle.fire("SessionResume", source="resume")

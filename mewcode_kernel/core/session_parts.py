@@ -129,7 +129,9 @@ def build_parts(
         gate = safety.project_gate(config, mode=mode, on_audit=host.audit)
     note(gate.problems)
     note(catalog.problems)
-    skills = SkillsToolset(SkillCatalog(root, home=personal))
+    skills = SkillsToolset(
+        SkillCatalog(root, home=personal), offer_install=config.skills.install_tool
+    )
     lifecycle = Lifecycle(dispatcher=hooks or NullDispatcher(), common=host.hook_fields)
     subagents = SubagentRunner(
         agent=lambda: host.agent,

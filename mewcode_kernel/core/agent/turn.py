@@ -163,6 +163,8 @@ class Turn:
         reason = "max_turns"
         unknown_streak = 0
         while self.turn < self.limit:
+            if self.turn:  # the last round may have made a tool usable (its first task)
+                agent.tools.admit_joining()
             self.turn += 1
             request = agent.build_request(self.conversation)
             if agent.context is not None:

@@ -74,6 +74,13 @@ class TelemetrySection(_Section):
     log_tool_details: StrictBool | None = None
 
 
+class SkillsSection(_Section):
+    """``skills``: ``install_tool: true`` offers the model ``install_skill``
+    from the first turn (otherwise only once a prompt asks for an install)."""
+
+    install_tool: StrictBool | None = None
+
+
 class PermissionsSection(_Section):
     """``permissions``: rule strings, parsed later by the permission engine."""
 
@@ -176,6 +183,13 @@ class McpServerEntry(_Section):
         return self
 
 
+# sections a file may leave empty (``tasks:`` alone): read as no settings
+_NULLABLE_SECTIONS = (
+    "providers", "mcp_servers", "permissions", "tasks", "subagents", "skills", "sandbox",
+    "telemetry",
+)  # fmt: skip
+
+
 class ConfigFile(_Section):
     """The whole file. Named lists of providers are normalised to mappings
     before validation (see ``_layer``)."""
@@ -187,21 +201,13 @@ class ConfigFile(_Section):
     mcp_servers: dict[str, McpServerEntry] = Field(default_factory=dict)
     tasks: TasksSection = Field(default_factory=TasksSection)
     subagents: SubagentsSection = Field(default_factory=SubagentsSection)
+    skills: SkillsSection = Field(default_factory=SkillsSection)
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
     telemetry: TelemetrySection = Field(default_factory=TelemetrySection)
     mcp_env_allowlist: list[str] = Field(default_factory=list)
     env_allowlist: list[str] = Field(default_factory=list)
 
-    @field_validator(
-        "providers",
-        "mcp_servers",
-        "permissions",
-        "tasks",
-        "subagents",
-        "sandbox",
-        "telemetry",
-        mode="before",
-    )
+    @field_validator(*_NULLABLE_SECTIONS, mode="before")
     @classmethod
     def _null_is_empty(cls, value: Any) -> Any:
         return {} if value is None else value

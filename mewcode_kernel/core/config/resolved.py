@@ -27,6 +27,7 @@ __all__ = [
     "McpServerConfig",
     "ResolvedConfig",
     "SandboxSettings",
+    "SkillSettings",
     "SubagentSettings",
     "TaskSettings",
     "TelemetrySettings",
@@ -138,6 +139,13 @@ class SubagentSettings:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class SkillSettings:
+    """``skills``: ``install_tool`` offers ``install_skill`` from the first turn."""
+
+    install_tool: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SandboxSettings:
     """``sandbox`` after layering: whether commands run under bubblewrap, the
     network inside it (``on``/``off``), the extra writable directories and
@@ -174,6 +182,7 @@ class ResolvedConfig:
     mcp_servers: Mapping[str, McpServerConfig] = field(default_factory=dict)
     tasks: TaskSettings = field(default_factory=lambda: TaskSettings())
     subagents: SubagentSettings = field(default_factory=lambda: SubagentSettings())
+    skills: SkillSettings = field(default_factory=lambda: SkillSettings())
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     #: OpenTelemetry export, from the user file only (``core.telemetry``)
     telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)

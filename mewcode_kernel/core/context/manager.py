@@ -38,6 +38,7 @@ from .offload import DEFAULT_OFFLOAD_CHARS, shape_result
 from .state import BREAKER_LIMIT, CompactionRecord, ContextState
 from .tokens import (
     CHARS_PER_TOKEN,
+    MessageEstimates,
     estimate_messages,
     estimate_request,
     estimate_text,
@@ -90,6 +91,7 @@ class ContextManager:
         self.on_compacted = on_compacted
         self.on_usage = on_usage
         self.file_effects = file_effects
+        self._messages = MessageEstimates()  # measured before every request
 
     # --- thresholds -----------------------------------------------------------
 
@@ -151,7 +153,11 @@ class ContextManager:
         added since, or a whole estimate without a usable anchor. An anchor
         below half the whole estimate is not trusted (a provider or proxy that
         leaves cached tokens out of its count would otherwise stop compaction)."""
-        whole = estimate_request(request)
+        whole = (
+            estimate_text(request.system)
+            + estimate_tools(request.tools)
+            + self._messages(request.messages)
+        )
         anchored = self.state.anchor_messages
         if 0 <= anchored <= len(request.messages):
             measured = self.state.anchor_tokens + estimate_messages(request.messages[anchored:])

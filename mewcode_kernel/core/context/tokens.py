@@ -31,6 +31,7 @@ from ..providers.base import ModelRequest, ToolSpec
 __all__ = [
     "CHARS_PER_TOKEN",
     "IMAGE_TOKENS",
+    "MessageEstimates",
     "estimate_block",
     "estimate_messages",
     "estimate_request",
@@ -72,9 +73,36 @@ def estimate_block(block: Block) -> int:
     return size + _BLOCK_OVERHEAD
 
 
+def estimate_message(message: Message) -> int:
+    """Tokens of one message (``meta`` never reaches the model and is not counted)."""
+    return _MESSAGE_OVERHEAD + sum(estimate_block(b) for b in message.content)
+
+
 def estimate_messages(messages: Iterable[Message]) -> int:
-    """Tokens of ``messages`` (``meta`` never reaches the model and is not counted)."""
-    return sum(_MESSAGE_OVERHEAD + sum(estimate_block(b) for b in m.content) for m in messages)
+    """Tokens of ``messages``."""
+    return sum(estimate_message(m) for m in messages)
+
+
+class MessageEstimates:
+    """``estimate_messages`` for a conversation measured before every request:
+    the messages of the last call that are the same (frozen) objects at the
+    same place keep their estimate, so a request costs only its new messages
+    instead of the whole conversation again."""
+
+    def __init__(self) -> None:
+        self._last: list[tuple[Message, int]] = []
+
+    def __call__(self, messages: Sequence[Message]) -> int:
+        last, now, total = self._last, [], 0
+        for i, message in enumerate(messages):
+            known = last[i] if i < len(last) else None
+            tokens = known[1] if known is not None and known[0] is message else None
+            if tokens is None:
+                tokens = estimate_message(message)
+            now.append((message, tokens))
+            total += tokens
+        self._last = now
+        return total
 
 
 def estimate_tools(tools: Sequence[ToolSpec]) -> int:

@@ -82,6 +82,8 @@ def _cache() -> dict[str, str]:
 def _wire_id(tool_id: str) -> str:
     """Anthropic ids must match ``^[a-zA-Z0-9_-]+$``; ids minted by other servers
     (``"llm_version:0"``) are mapped the same way for the call and its result."""
+    if tool_id.isascii() and tool_id.replace("_", "").replace("-", "").isalnum():
+        return tool_id  # already safe: the common case, without the regex, every request
     return _ID_UNSAFE.sub("_", tool_id) or "toolu_empty"
 
 

@@ -3,7 +3,9 @@
 The SDKs take seconds to import (``anthropic``: ~3,000 modules). A front end
 that knows it will need one soon, such as the kernel once it is ready, calls
 ``warm_up`` in a background thread so the first turn does not pay for it.
-Only the provider that would be used is imported.
+Only the provider that would be used is imported, and then rehearsed: one
+request streamed offline (``rehearsal.rehearse``) loads what the SDK would
+otherwise load during the first real request and response.
 """
 
 from __future__ import annotations
@@ -31,7 +33,12 @@ def provider_module(settings: ProviderSettings) -> str:
 
 
 def warm_up(settings: ProviderSettings) -> str:
-    """Import the provider module (and so its SDK) ``settings`` would use; returns its name."""
+    """Import the provider module (and so its SDK) ``settings`` would use and
+    rehearse a request through it, offline; returns its name. Blocking: for a
+    thread without an event loop."""
+    from .rehearsal import rehearse
+
     name = provider_module(settings)
     importlib.import_module(name)
+    rehearse(name.rpartition(".")[2])
     return name

@@ -7,8 +7,10 @@ gets ``SessionInUse`` and can fork it instead (``SessionStore.fork``: a new
 session starting from a copy of the conversation); nothing interleaves.
 
 Each append is one ``write`` of a whole line to an ``O_APPEND`` descriptor
-followed by ``fsync``, so a crash loses nothing already appended and can at
-worst leave a partial last line, which readers skip and which the next writer
+before it returns, so the process dying loses nothing already appended; the
+``fsync`` that a crash of the machine needs follows at once in the writer's
+``Syncer`` thread, off the turn's path (``syncer``). A crash can at worst
+leave a partial last line, which readers skip and which the next writer
 terminates before appending. Only messages and ``meta.json`` are written:
 provider names and models, never keys or URLs.
 
@@ -47,6 +49,7 @@ from .load import LoadedSession, first_prompt_in, load_session, resolve_session_
 from .lock import SessionLock
 from .meta import PROMPT_KEEP_CHARS, SessionMeta, read_meta, write_meta
 from .owner import check_mine, prepare_sessions_dir
+from .syncer import Syncer
 
 __all__ = ["SessionStore", "SessionWriter"]
 
@@ -67,6 +70,7 @@ class SessionWriter:
         self._redact = redact
         self._lock = threading.Lock()
         self._fd: int | None = None
+        self._syncer = Syncer(meta.id)
         self._session_lock = SessionLock(directory, meta.id)  # raises SessionInUse
         try:
             self._fd = self._open()
@@ -91,8 +95,9 @@ class SessionWriter:
         return self._fd is None
 
     def append(self, message: Message) -> None:
-        """Write ``message`` as one line and ``fsync`` it before returning.
-        The first user prompt is recorded in ``meta.json`` once."""
+        """Write ``message`` as one line before returning (its ``fsync``
+        follows in the background). The first user prompt is recorded in
+        ``meta.json`` once."""
         line = self._scrubbed(_encode(message))
         with self._lock:
             self._write(line)
@@ -133,17 +138,25 @@ class SessionWriter:
                 new_fd = self._open()
             except OSError as exc:
                 raise SessionError(f"cannot rewrite session {self.id}: {exc.strerror}") from None
+            self._flush()  # the old descriptor's fsync, before its number is freed
             os.close(fd)  # it points at the replaced file
             self._fd = new_fd
             self._set_meta(self._meta.touched())
 
     def close(self) -> None:
-        """Close the file; later appends raise ``SessionError``."""
+        """Wait for the pending ``fsync``, close the file; later appends raise
+        ``SessionError``."""
         with self._lock:
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
-            self._session_lock.release()
+            try:
+                if self._fd is not None:
+                    self._syncer.stop()
+            except OSError as exc:
+                raise SessionError(f"cannot write session {self.id}: {exc.strerror}") from None
+            finally:
+                if self._fd is not None:
+                    os.close(self._fd)
+                    self._fd = None
+                self._session_lock.release()
 
     def set_first_prompt(self, text: str | None) -> None:
         """Record the first prompt in ``meta.json`` (a fork keeps its origin's)."""
@@ -208,7 +221,13 @@ class SessionWriter:
         fd = self._require_open()
         try:
             write_all(fd, line)
-            os.fsync(fd)
+            self._syncer.request(fd)
+        except OSError as exc:
+            raise SessionError(f"cannot write session {self.id}: {exc.strerror}") from None
+
+    def _flush(self) -> None:
+        try:
+            self._syncer.flush()
         except OSError as exc:
             raise SessionError(f"cannot write session {self.id}: {exc.strerror}") from None
 

@@ -11,12 +11,20 @@
 
 ``load_skill`` and ``/name`` commands both go through ``run``, so a skill
 runs the same way whoever starts it.
+
+Each tool is offered only when it can be used, so a request carries no
+definitions the model cannot use: ``load_skill`` while the catalog lists a
+skill the model may load, ``install_skill`` once the person turned it on
+(``skills: {install_tool: true}``) or asked for a skill to be installed
+(``asks_to_install``); once offered, it stays for the session. ``load_skill``
+joins within the turn that installed the first skill.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Iterable, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +46,20 @@ __all__ = ["SkillRun", "SkillsToolset"]
 
 Scope = Literal["user", "project"]
 
+# "install the X skill", "add a skill from ...", or a skill source's address
+_VERB = r"\b(?:install(?:s|ed|ing)?|add(?:s|ed|ing)?|download(?:s|ed|ing)?|fetch(?:es|ed|ing)?"
+_ASKS_TO_INSTALL = re.compile(
+    rf"{_VERB}|get(?:s|ting)?)\b.{{0,80}}?\bskills?\b"
+    rf"|\bskills?\b.{{0,80}}?{_VERB})\b"
+    r"|\bskills\.sh/|/SKILL\.md\b",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def asks_to_install(prompt: str) -> bool:
+    """Whether a person's prompt asks for a skill to be installed."""
+    return _ASKS_TO_INSTALL.search(prompt) is not None
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SkillRun:
@@ -57,7 +79,8 @@ class SkillsToolset:
     are downloaded from, with which time limit and quotas."""
 
     name = "skills"
-    version = 0
+    # a skill installed by the model can be loaded in the same turn
+    joins_within_turn = True
 
     def __init__(
         self,
@@ -65,15 +88,41 @@ class SkillsToolset:
         *,
         fork_runner: SkillForkRunner | None = None,
         install_settings: InstallSettings | None = None,
+        offer_install: bool = False,
     ) -> None:
         self.catalog = catalog
         self.fork_runner = fork_runner
         self.install_settings = install_settings
-        self._tools = [self._load_tool(), self._install_tool()]
+        self.offer_install = offer_install
+        #: the two tools, whether offered now or not
+        self.load_skill, self.install_skill = self._load_tool(), self._install_tool()
         self._reported: set[str] = set()
+        self._offered: tuple[bool, bool] = (False, False)
+        self._version = 0
+        self._rendered: set[str] = set()  # skills' instructions, which are no person's words
+
+    def note_prompt(self, prompt: str) -> None:
+        """A person's prompt: one asking for a skill to be installed turns
+        ``install_skill`` on for the rest of the session. A skill's own
+        instructions (``/<skill>`` runs them as the turn's prompt) never do."""
+        if not self.offer_install and prompt not in self._rendered and asks_to_install(prompt):
+            self.offer_install = True
+
+    def _offer(self) -> tuple[bool, bool]:
+        loadable = any(s.model_invocable for s in self.catalog.skills())
+        offered = (loadable or self._offered[0], self.offer_install)
+        if offered != self._offered:
+            self._offered, self._version = offered, self._version + 1
+        return offered
+
+    @property
+    def version(self) -> int:
+        self._offer()
+        return self._version
 
     def tools(self) -> Sequence[Tool]:
-        return list(self._tools)
+        load, install = self._offer()
+        return [t for t, on in ((self.load_skill, load), (self.install_skill, install)) if on]
 
     async def __aenter__(self) -> SkillsToolset:
         return self
@@ -140,6 +189,7 @@ class SkillsToolset:
         an earlier activation in place); the rendered instructions."""
         body = render_body(skill, args, tools=tools)
         active[skill.name] = body
+        self._rendered.add(body)
         return body
 
     async def run_fork(self, skill: Skill, args: str, ctx: RunContext | None) -> str:

@@ -1,11 +1,18 @@
 """The tools that delegate: ``Agent`` (run a subagent) and the task tools
 (``TaskList``, ``TaskGet``, ``TaskStop``, ``SendMessage``), as one toolset.
-They are bound to the session's ``SubagentRunner`` when the toolset is made."""
+They are bound to the session's ``SubagentRunner`` when the toolset is made.
+
+The task tools are offered once the session has a task (launched by the
+model, moved to the background, or restored with the session): before that
+they could only answer "no tasks", and their definitions would ride along in
+every request. They join in the turn that made the first task, after every
+other tool (``joins_within_turn``), and stay."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -13,13 +20,12 @@ from pydantic import Field
 
 from ..errors import ToolError
 from ..tasks import TaskInfo
-from ..tools.base import tool
+from ..tools.base import Tool, tool
 from ..tools.context import RunContext
-from ..tools.registry import FunctionToolset
 from .catalog import AgentCatalog
 from .runner import SubagentRequest, SubagentRunner
 
-__all__ = ["subagent_toolset"]
+__all__ = ["DelegationToolset", "subagent_toolset"]
 
 
 _AGENT_GUIDE = """Launch a subagent to handle a task with a context of its own, keeping yours small.
@@ -72,7 +78,40 @@ def _task(runner: SubagentRunner, task_id: str) -> TaskInfo:
     return info
 
 
-def subagent_toolset(runner: SubagentRunner) -> FunctionToolset:
+class DelegationToolset:
+    """``Agent`` always; the task tools from the session's first task on."""
+
+    name = "subagents"
+    joins_within_turn = True
+
+    def __init__(self, runner: SubagentRunner, agent: Tool, task_tools: Sequence[Tool]) -> None:
+        self.runner = runner
+        self._agent = agent
+        self._task_tools = list(task_tools)
+        self._tasks_offered = False
+
+    @property
+    def version(self) -> int:
+        return int(self.tasks_offered)
+
+    @property
+    def tasks_offered(self) -> bool:
+        """Whether the task tools are offered (once true, for good)."""
+        if not self._tasks_offered and self.runner.task_ids():
+            self._tasks_offered = True
+        return self._tasks_offered
+
+    def tools(self) -> Sequence[Tool]:
+        return [self._agent, *self._task_tools] if self.tasks_offered else [self._agent]
+
+    async def __aenter__(self) -> DelegationToolset:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        return None
+
+
+def subagent_toolset(runner: SubagentRunner) -> DelegationToolset:
     """``Agent`` and the four task tools, bound to the session's ``runner``
     (the agent that calls them is the one delegating: ``ctx.services``)."""
 
@@ -172,6 +211,4 @@ def subagent_toolset(runner: SubagentRunner) -> FunctionToolset:
         return json.dumps({"task_id": info.id, "status": "resumed"})
 
     described = dataclasses.replace(agent, description=_agent_guide(runner.catalog))
-    return FunctionToolset(
-        [described, task_list, task_get, task_stop, send_message], name="subagents"
-    )
+    return DelegationToolset(runner, described, [task_list, task_get, task_stop, send_message])

@@ -7,6 +7,14 @@ the loop one snapshot of their tools, taken by ``refresh`` between turns and
 never in the middle of one: the tools a turn starts with are the tools it
 ends with, and their order is deterministic (toolset order, then each
 toolset's own order), so the cached prompt prefix holds.
+
+A toolset offers a tool only while it can be used (``load_skill`` once there
+are skills, the task tools once a task exists), so the set grows over a
+session. A tool that joins goes after every tool already offered, which keep
+their place: the definitions sent before stay byte-identical. A toolset whose
+tools may be needed in the very turn that made them usable (a task the model
+launched, a skill it installed) says so with ``joins_within_turn``; ``admit_joining`` then adds
+them between two requests of a turn, and only adds.
 """
 
 from __future__ import annotations
@@ -116,17 +124,34 @@ class ToolRegistry:
         versions = tuple((id(ts), ts.version) for ts in self._toolsets)
         if versions == self._versions:
             return False
-        snapshot: dict[str, Tool] = {}
+        found: dict[str, Tool] = {}
         conflicts: list[str] = []
         for ts in self._toolsets:
             for t in ts.tools():
-                if t.name in snapshot:
+                if t.name in found:
                     conflicts.append(f"{t.name} (from {ts.name})")
                     continue
-                snapshot[t.name] = t
+                found[t.name] = t
+        # tools already offered keep their place; a tool that joins goes last
+        snapshot = {name: found[name] for name in self._snapshot if name in found}
+        snapshot.update((name, t) for name, t in found.items() if name not in snapshot)
         changed = list(snapshot.items()) != list(self._snapshot.items())
         self._snapshot, self._versions, self.conflicts = snapshot, versions, conflicts
         return changed
+
+    def admit_joining(self) -> bool:
+        """Within a turn: add, at the end, the tools that toolsets marked
+        ``joins_within_turn`` offer now and the snapshot lacks (never removes
+        or replaces one); ``True`` if any joined."""
+        joined = False
+        for ts in self._toolsets:
+            if not getattr(ts, "joins_within_turn", False):
+                continue
+            for t in ts.tools():
+                if t.name not in self._snapshot:
+                    self._snapshot[t.name] = t
+                    joined = True
+        return joined
 
     # --- toolsets --------------------------------------------------------------
 
