@@ -8,6 +8,8 @@ from pathlib import Path
 
 from mewcode_kernel.testing import scrubbed_env
 
+CHECKOUT = Path(__file__).resolve().parents[1]
+
 __all__ = ["bench_env", "scripted_project"]
 
 
@@ -26,9 +28,8 @@ def scripted_project(tmp_path: Path, base_url: str) -> Path:
 def bench_env(tmp_path: Path, pythonpath: str | None = None) -> dict[str, str]:
     """A scrubbed environment with its own home, the benchmark's own project
     trusted (its provider names a local server); ``PYTHONPATH`` (default: this
-    process's) decides which code the started process runs."""
+    process's, else this checkout, never whatever an editable install points
+    at) decides which code the started process runs."""
     env = scrubbed_env(HOME=str(tmp_path / "home"), MEWCODE_TRUST_PROJECT="1")
-    pythonpath = pythonpath or os.environ.get("PYTHONPATH")
-    if pythonpath:
-        env["PYTHONPATH"] = pythonpath
+    env["PYTHONPATH"] = pythonpath or os.environ.get("PYTHONPATH") or str(CHECKOUT)
     return env
