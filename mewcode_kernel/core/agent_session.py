@@ -52,16 +52,12 @@ StartSource = Literal["startup", "clear"]
 
 
 class AgentSession:
-    """A conversation with the agent in one project root.
-
-    ``home``: the user's home; ``hooks``: the lifecycle's dispatcher; ``tasks``:
-    runs background work (default its own). ``tools``: a registry (default the
-    built-ins, skill, ``Agent`` and task tools). ``trust``/``sandbox`` default to
-    the project's; ``mcp``: servers started on entering, stopped on closing
-    unless ``owns_mcp`` is false. ``toolsets``: the front end's own tools;
-    ``notebooks``: how it reaches open notebooks. ``extensions_home`` (default
-    ``home``): the user's skills, agents, memory.
-    """
+    """A conversation with the agent in one project root. ``hooks``: the
+    lifecycle's dispatcher; ``tasks`` runs background work; ``tools`` defaults to
+    the built-ins; ``trust``/``sandbox`` to the project's; ``mcp``: servers run
+    while the session is entered (unless ``owns_mcp`` is false); ``toolsets``,
+    ``notebooks``: the front end's tools and open notebooks; ``extensions_home``
+    (default ``home``): the user's skills, agents, memory."""
 
     def __init__(
         self,
