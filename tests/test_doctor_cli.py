@@ -94,3 +94,27 @@ def test_doctor_gives_each_problem_its_fix(tmp_path: Path) -> None:
     provider = checks["provider"][0]
     # no key reached this kernel: the fix names the gateway settings that forward one
     assert not provider["ok"] and "EG_CLIENT_ENVS" in provider["fix"], provider
+
+
+def test_doctor_says_whether_telemetry_exports_and_where_without_credentials(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "state"
+    _, off = _doctor(tmp_path, {"MEWCODE_HOME": str(home)}, "--json")
+    [line] = _by_topic(off)["telemetry"]
+    assert line["ok"] and line["value"].startswith("off (MEWCODE_ENABLE_TELEMETRY=1")
+    token = "otel-secret-" + "t" * 20
+    _, on = _doctor(
+        tmp_path,
+        {
+            "MEWCODE_HOME": str(home),
+            "MEWCODE_ENABLE_TELEMETRY": "1",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": f"https://user:{token}@collector.example:4318",
+            "OTEL_EXPORTER_OTLP_HEADERS": f"authorization=Bearer {token}",
+        },
+        "--json",
+    )
+    [line] = _by_topic(on)["telemetry"]
+    assert token not in on
+    assert line["value"].startswith("on"), line
+    assert "collector.example:4318" in line["value"], line

@@ -27,6 +27,7 @@ from ..locations import (
 from ..ownership import is_mine, owner_name, unsafe_sharing
 from ..sandbox.detect import detect, user_namespaces
 from ..session import SESSIONS_DIR
+from ..telemetry import doctor_line
 from ..userdirs import MEWCODE_HOME_ENV, home_problems, mewcode_home
 
 __all__ = ["Check", "DoctorInputs", "McpRow"]
@@ -370,3 +371,20 @@ def _foreign(entry: os.DirEntry[str]) -> bool:
         )
     except OSError:
         return False
+
+
+def check_telemetry(inputs: DoctorInputs) -> list[Check]:
+    """Whether OpenTelemetry export is on and what goes where (endpoints shown
+    without credentials); on without the SDK installed is a problem."""
+    settings = inputs.config.telemetry if inputs.config is not None else None
+    line = doctor_line(settings, inputs.env).removeprefix("Telemetry: ")
+    if line.startswith("on, but"):
+        return [
+            Check(
+                topic="telemetry",
+                value="on",
+                problem=line.removeprefix("on, but ").partition(" (")[0],
+                fix="pip install 'mewcode[otel]'",
+            )
+        ]
+    return [Check(topic="telemetry", value=line)]

@@ -28,6 +28,7 @@ from .checks import (
     check_root,
     check_sandbox,
     check_sessions,
+    check_telemetry,
     check_trust,
     check_user,
 )
@@ -46,6 +47,7 @@ CHECKS: list[CheckFunction] = [
     check_trust,
     check_mcp,
     check_sessions,
+    check_telemetry,
     check_gateway,
 ]
 
