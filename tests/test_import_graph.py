@@ -49,7 +49,17 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"tools"}),
     frozenset({"permission", "mcp"}),
     frozenset(
-        {"context", "session", "skills", "tasks", "hooks", "checkpoints", "telemetry", "doctor"}
+        {
+            "context",
+            "session",
+            "skills",
+            "tasks",
+            "hooks",
+            "checkpoints",
+            "telemetry",
+            "doctor",
+            "toolsearch",
+        }
     ),
     frozenset({"agent"}),
     frozenset({"subagents"}),

@@ -38,6 +38,7 @@ from .tasks import TaskManager, TaskRecorder
 from .telemetry import ModelInfo, Telemetry, WatchedSession, session_telemetry
 from .tools import ToolRegistry, Toolset, builtin_tools
 from .tools.base import FileChange
+from .toolsearch import search_tools
 from .trust import ProjectTrust
 
 __all__ = ["PartsHost", "SessionParts", "build_parts"]
@@ -146,7 +147,7 @@ def build_parts(
         session_dir=lambda: host.session_dir,
     )
     if tools is None:
-        tools = ToolRegistry(builtin_tools(), toolsets=[skills])
+        tools = ToolRegistry([*builtin_tools(), search_tools], toolsets=[skills])
         tools.add_toolset_now(subagent_toolset(subagents))
     for toolset in toolsets:  # the front end's own (a kernel's tools)
         tools.add_toolset_now(toolset)
@@ -157,8 +158,9 @@ def build_parts(
         checkpoints=checkpoints, log=log,
     )  # fmt: skip
     spec = AgentSpec(
-        tools=tools, gate=gate, system_prompt=host.system_prompt_text, max_turns=max_turns
-    )
+        tools=tools, gate=gate, system_prompt=host.system_prompt_text, max_turns=max_turns,
+        tool_search=config.tool_search,
+    )  # fmt: skip
     window = settings.context_window if settings else DEFAULT_WINDOW
     context = ContextManager(
         window=window,

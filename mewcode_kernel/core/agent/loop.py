@@ -16,12 +16,12 @@ invariant, a strict test double) is repaired for and raised.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, MutableMapping
+from collections.abc import AsyncIterator, MutableMapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from ..child_env import ChildEnv
-from ..context import ContextManager
+from ..context import DEFAULT_WINDOW, ContextManager
 from ..conversation import Conversation
 from ..events import (
     AgentEvent,
@@ -34,12 +34,14 @@ from ..lifecycle import Lifecycle, LifecycleDispatcher
 from ..messages import Message, ToolUseBlock
 from ..permission.gate import Gate
 from ..permission.seam import ApprovalHandler, PermissionGate
-from ..providers.base import ModelRequest, Provider
+from ..providers.base import ModelRequest, Provider, ToolSpec
 from ..redaction import Redactor
 from ..sandbox import Sandbox
-from ..tools.base import FileEffect
+from ..tools.base import FileEffect, Tool
 from ..tools.context import RunContext
 from ..tools.registry import ToolRegistry
+from ..toolsearch import plan_tools
+from ..toolsearch.plan import ToolPlan
 from ..usage import Usage
 from .approval import HEADLESS_ENV, ApprovalFlow, headless_policy
 from .runtime import AgentRuntime
@@ -236,11 +238,38 @@ class Agent:
         """Tools whose ``path`` argument names a file they read or edit."""
         return {t.name: t.file_effect for t in self.tools if t.file_effect is not None}
 
+    def _tool_plan(self) -> ToolPlan:
+        window = self.context.window if self.context is not None else DEFAULT_WINDOW
+        return plan_tools(
+            self.gate.offered_tools(self.tools),
+            self.state.found_tools,
+            window=window,
+            settings=self.spec.tool_search,
+        )
+
+    def request_tools(self) -> list[ToolSpec]:
+        """The tool definitions the next request carries (MCP tools left out
+        for ``search_tools`` when they would crowd the window)."""
+        return self._tool_plan().specs
+
+    def searchable_tools(self) -> Sequence[Tool]:
+        """``ToolServices.searchable_tools``: the offered tools tool search
+        looks through (empty while every definition fits the request)."""
+        return self._tool_plan().searchable
+
+    def offer_tools(self, names: Sequence[str]) -> None:
+        """``ToolServices.offer_tools``: append newly found tools, never twice
+        (the order found is the order offered, for the prompt cache)."""
+        known = {t.name for t in self.searchable_tools()}
+        for name in names:
+            if name in known and name not in self.state.found_tools:
+                self.state.found_tools.append(name)
+
     def build_request(self, conversation: Conversation) -> ModelRequest:
         return ModelRequest(
             system=self.system_prompt,
             messages=conversation.messages,
-            tools=[t.spec() for t in self.gate.offered_tools(self.tools)],
+            tools=self.request_tools(),
             max_tokens=self.max_tokens,
             model=self.model or self.provider.model,
         )

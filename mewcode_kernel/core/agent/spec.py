@@ -9,8 +9,9 @@ long a turn may go on. A subagent's spec is its parent's, narrowed
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
+from ..config import ToolSearchSettings
 from ..permission.modes import Mode
 from ..permission.seam import PermissionGate
 from ..tools.base import Tool
@@ -30,7 +31,8 @@ class AgentSpec:
     made (a session's prompt is refreshed after a compaction, also mid-turn);
     ``model``: the model to ask for (``None``: the provider's own);
     ``unknown_tool_limit``: model turns in a row that call only unknown tools
-    before the turn ends."""
+    before the turn ends; ``tool_search``: when MCP tool definitions are
+    left out of requests for ``search_tools`` to find."""
 
     tools: ToolRegistry
     gate: PermissionGate
@@ -39,6 +41,7 @@ class AgentSpec:
     max_turns: int = DEFAULT_MAX_TURNS
     max_tokens: int | None = None
     unknown_tool_limit: int = UNKNOWN_TOOL_TURN_LIMIT
+    tool_search: ToolSearchSettings = field(default_factory=ToolSearchSettings)
 
     def __post_init__(self) -> None:
         if self.max_turns < 1:

@@ -27,6 +27,8 @@ class ConversationState:
     * ``pending_reminders``: texts for the next user-side message's ``<system-reminder>``
       blocks; ``idle_gap``: a resumed session's inactivity, noted once;
     * ``active_skills``: skill bodies activated by name (the skills issue);
+    * ``found_tools``: tools ``search_tools`` found, oldest first: they are
+      offered after the others from then on (tool search);
     * ``cancelled_turn``: what the last user turn spent when it was cancelled
       (it could not yield its ``TurnDone``); cleared when a turn starts.
     """
@@ -40,6 +42,7 @@ class ConversationState:
     pending_reminders: list[str] = field(default_factory=list)
     idle_gap: timedelta | None = None
     active_skills: dict[str, str] = field(default_factory=dict)
+    found_tools: list[str] = field(default_factory=list)
     cancelled_turn: TurnDone | None = None
 
     def add_usage(self, usage: Usage, *, model: str = "") -> None:
@@ -68,4 +71,5 @@ class ConversationState:
         self.pending_reminders = []
         self.idle_gap = None
         self.active_skills.clear()
+        self.found_tools.clear()
         self.cancelled_turn = None

@@ -37,7 +37,7 @@ from ..events import (
 )
 from ..messages import Message, TextBlock, ToolResultBlock, scrub_message
 from ..prompt.turn import render_reminder
-from ..providers.base import ModelRequest, Provider
+from ..providers.base import ModelRequest, Provider, ToolSpec
 from ..tools.context import CancelScope
 from ..usage import Usage
 from .state import ConversationState
@@ -63,6 +63,8 @@ class TurnHost(RoundHost, Protocol):
     def unknown_tool_limit(self) -> int: ...
 
     def build_request(self, conversation: Conversation) -> ModelRequest: ...
+
+    def request_tools(self) -> list[ToolSpec]: ...
 
     def relay_compaction(self, events: AsyncIterator[AgentEvent]) -> AsyncIterator[AgentEvent]: ...
 
@@ -145,9 +147,7 @@ class Turn:
         if agent.context is None:
             return None
         window = agent.context.window
-        fixed = estimate_text(agent.system_prompt) + estimate_tools(
-            [t.spec() for t in agent.gate.offered_tools(agent.tools)]
-        )
+        fixed = estimate_text(agent.system_prompt) + estimate_tools(agent.request_tools())
         usable = window - fixed - (agent.max_tokens or min(window // 8, 16_384))
         size = estimate_messages([message])
         if size <= usable:

@@ -29,6 +29,7 @@ from .resolved import (
     SubagentSettings,
     TaskSettings,
     TelemetrySettings,
+    ToolSearchSettings,
 )
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "SubagentSettings",
     "TaskSettings",
     "TelemetrySettings",
+    "ToolSearchSettings",
     "default_context_window",
     "default_max_tokens",
     "load_config",

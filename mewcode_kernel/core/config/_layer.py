@@ -183,6 +183,19 @@ def _absorb_errors(
             )
             data["telemetry"] = {}
             continue
+        if section == "tool_search" and len(loc) <= 2:
+            # a tuning knob: a bad value is dropped and its default applies
+            warnings.append(
+                ConfigError(
+                    f"{message}; tool_search{'.' + str(loc[1]) if len(loc) == 2 else ''} was "
+                    "ignored (the default applies)",
+                    path=path,
+                    line=line,
+                    field=where,
+                )
+            )
+            to_drop.append(loc[:2])
+            continue
         if (
             isinstance(section, str)
             and section in _NAMED_SECTIONS

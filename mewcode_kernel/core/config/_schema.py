@@ -31,6 +31,7 @@ __all__ = [
     "SubagentsSection",
     "TasksSection",
     "TelemetrySection",
+    "ToolSearchSection",
 ]
 
 WireProtocol = Literal["anthropic", "openai"]
@@ -63,6 +64,14 @@ class SubagentsSection(_Section):
     """``subagents``: how the Agent tool runs children."""
 
     foreground_timeout: PositiveFloat | None = None
+
+
+class ToolSearchSection(_Section):
+    """``tool_search``: leave MCP tool definitions out of requests when they
+    would take more than ``share`` of the context window (0 < share <= 1)."""
+
+    enabled: StrictBool | None = None
+    share: float | None = Field(default=None, gt=0, le=1)
 
 
 class TelemetrySection(_Section):
@@ -186,7 +195,7 @@ class McpServerEntry(_Section):
 # sections a file may leave empty (``tasks:`` alone): read as no settings
 _NULLABLE_SECTIONS = (
     "providers", "mcp_servers", "permissions", "tasks", "subagents", "skills", "sandbox",
-    "telemetry",
+    "telemetry", "tool_search",
 )  # fmt: skip
 
 
@@ -202,6 +211,7 @@ class ConfigFile(_Section):
     tasks: TasksSection = Field(default_factory=TasksSection)
     subagents: SubagentsSection = Field(default_factory=SubagentsSection)
     skills: SkillsSection = Field(default_factory=SkillsSection)
+    tool_search: ToolSearchSection = Field(default_factory=ToolSearchSection)
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
     telemetry: TelemetrySection = Field(default_factory=TelemetrySection)
     mcp_env_allowlist: list[str] = Field(default_factory=list)

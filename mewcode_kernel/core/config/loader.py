@@ -62,6 +62,7 @@ from .resolved import (
     SubagentSettings,
     TaskSettings,
     TelemetrySettings,
+    ToolSearchSettings,
 )
 from .trust_items import (
     TrustItem,
@@ -159,6 +160,9 @@ def load_config(
         tasks=TaskSettings(**_merged(layers, "tasks")),
         subagents=SubagentSettings(**_merged(layers, "subagents")),
         skills=SkillSettings(**_merged(layers, "skills")),
+        tool_search=ToolSearchSettings(
+            **{k: v for k, v in _merged(layers, "tool_search").items() if v is not None}
+        ),
         sandbox=merge_sandbox(layers, root, project, allowed, user_home(home), user_path, warnings),
         telemetry=_telemetry(layers, user_path, warnings),
         warnings=warnings,

@@ -31,6 +31,7 @@ __all__ = [
     "SubagentSettings",
     "TaskSettings",
     "TelemetrySettings",
+    "ToolSearchSettings",
 ]
 
 RuleAction = Literal["allow", "ask", "deny"]
@@ -146,6 +147,16 @@ class SkillSettings:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ToolSearchSettings:
+    """``tool_search``: when the MCP tools' definitions would take more than
+    ``share`` of the context window they are left out of requests and the
+    model finds them with ``search_tools`` (``enabled: false``: never)."""
+
+    enabled: bool = True
+    share: float = 0.1
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SandboxSettings:
     """``sandbox`` after layering: whether commands run under bubblewrap, the
     network inside it (``on``/``off``), the extra writable directories and
@@ -183,6 +194,7 @@ class ResolvedConfig:
     tasks: TaskSettings = field(default_factory=lambda: TaskSettings())
     subagents: SubagentSettings = field(default_factory=lambda: SubagentSettings())
     skills: SkillSettings = field(default_factory=lambda: SkillSettings())
+    tool_search: ToolSearchSettings = field(default_factory=lambda: ToolSearchSettings())
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     #: OpenTelemetry export, from the user file only (``core.telemetry``)
     telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentServices",
     "CancelScope",
+    "DescribedTool",
     "FileCheckpoints",
     "NamedTool",
     "RunContext",
@@ -74,6 +75,19 @@ class NamedTool(Protocol):
     def names_for_rules(self) -> frozenset[str]: ...
 
 
+class DescribedTool(Protocol):
+    """A tool as the model is told of it: name, description, input schema."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def input_schema(self) -> dict[str, Any]: ...
+
+
 class ToolView(Protocol):
     """The calling agent's tools, as tools and the permission check read them."""
 
@@ -102,6 +116,16 @@ class ToolServices(Protocol):
     @property
     def sandbox(self) -> Sandbox | None:
         """The session's OS sandbox; spawn processes through ``sandbox.wrap``."""
+        ...
+
+    def searchable_tools(self) -> Sequence[DescribedTool]:
+        """The tools left out of this agent's requests for want of room, which
+        ``search_tools`` looks through (empty: every tool is offered)."""
+        ...
+
+    def offer_tools(self, names: Sequence[str]) -> None:
+        """Offer these searchable tools from the next request on, after the
+        tools already offered (``search_tools`` calls it with what it found)."""
         ...
 
     @property
