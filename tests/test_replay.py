@@ -17,6 +17,7 @@ from mewcode_kernel.core.providers._retry import RetryPolicy
 from mewcode_kernel.core.providers.anthropic import AnthropicProvider
 from mewcode_kernel.core.providers.base import ModelRequest, ToolSpec
 from mewcode_kernel.core.providers.openai import OpenAIProvider
+from mewcode_kernel.core.providers.openai_responses import OpenAIResponsesProvider
 from mewcode_kernel.core.providers.recording.cassette import Cassette, json_diff, scrub
 from mewcode_kernel.core.providers.recording.replay import (
     DEMO_CASSETTE,
@@ -61,7 +62,8 @@ def _live(protocol: str, server: ScriptedServer, cassette: Path, http: Clients):
         return AnthropicProvider(
             "live", "claude-x", SECRET, base_url=server.base_url, http_client=client, retry=NO_WAIT
         )
-    return OpenAIProvider(
+    kind = OpenAIResponsesProvider if protocol == "openai-responses" else OpenAIProvider
+    return kind(
         "live", "gpt-x", SECRET, base_url=server.openai_base_url, http_client=client, retry=NO_WAIT
     )
 
@@ -82,7 +84,7 @@ SCRIPT = [
 # --- record, then replay through the providers -------------------------------------
 
 
-@pytest.mark.parametrize("protocol", ["anthropic", "openai"])
+@pytest.mark.parametrize("protocol", ["anthropic", "openai", "openai-responses"])
 async def test_record_then_replay_gives_identical_events(
     protocol: str, tmp_path: Path, http: Clients
 ) -> None:
@@ -103,7 +105,7 @@ async def test_record_then_replay_gives_identical_events(
     assert [i["response"]["status"] for i in data["interactions"]] == [529, 200, 200]
 
 
-@pytest.mark.parametrize("protocol", ["anthropic", "openai"])
+@pytest.mark.parametrize("protocol", ["anthropic", "openai", "openai-responses"])
 async def test_no_secret_reaches_the_cassette(protocol: str, tmp_path: Path, http: Clients) -> None:
     cassette = tmp_path / "c.json"
     async with ScriptedServer([reply(text=f"your key is {SECRET}")]) as server:

@@ -21,6 +21,7 @@ __all__ = [
     "WireStatus",
     "WireStep",
     "drop_after",
+    "raw_stream",
     "reply",
     "sse_error",
     "stall_after",
@@ -63,6 +64,8 @@ class WireReply:
     cut_after: int | None = None
     error: tuple[str, str] | None = None
     stall: Stall | None = None
+    #: SSE frames sent as they are instead of rendering ``blocks`` (malformed streams)
+    raw_frames: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -182,3 +185,8 @@ ERROR_TYPES = {
     500: "api_error",
     529: "overloaded_error",
 }
+
+
+def raw_stream(*frames: str) -> WireReply:
+    """A 200 event stream of exactly these SSE frames (for malformed input)."""
+    return WireReply(raw_frames=tuple(frames))

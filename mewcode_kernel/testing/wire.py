@@ -1,7 +1,8 @@
 """A local HTTP server that speaks the Anthropic and OpenAI streaming wire formats.
 
-``ScriptedServer`` answers ``POST /v1/messages`` (Anthropic Messages) and
-``POST /v1/chat/completions`` (OpenAI Chat Completions), both with
+``ScriptedServer`` answers ``POST /v1/messages`` (Anthropic Messages),
+``POST /v1/chat/completions`` (OpenAI Chat Completions) and ``POST
+/v1/responses`` (OpenAI Responses), all with
 ``stream: true``, from a script of high-level steps, so tests can drive the
 real SDKs and providers over real sockets::
 
@@ -33,6 +34,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from ..core.messages import Block, ToolUseBlock
+from ._responses_sse import responses_error_frame, responses_sse
 from ._sse import (
     anthropic_error_body,
     anthropic_sse,
@@ -48,6 +50,7 @@ from ._steps import (
     WireStatus,
     WireStep,
     drop_after,
+    raw_stream,
     reply,
     sse_error,
     stall_after,
@@ -64,6 +67,7 @@ __all__ = [
     "WireStatus",
     "WireStep",
     "drop_after",
+    "raw_stream",
     "reply",
     "sse_error",
     "stall_after",
@@ -204,6 +208,8 @@ class ScriptedServer:
             if path.endswith("/v1/messages")
             else "openai"
             if path.endswith("/chat/completions")
+            else "openai-responses"
+            if path.endswith("/responses")
             else None
         )
         try:
@@ -279,7 +285,17 @@ class ScriptedServer:
         blocks = tuple(_with_ids(step.blocks, n, protocol))
         stop_reason = step.stop_reason or default_stop_reason(blocks)
         model = step.model or self._model or str(body.get("model", "scripted"))
-        if protocol == "anthropic":
+        if step.raw_frames is not None:
+            frames = list(step.raw_frames)
+        elif protocol == "openai-responses":
+            frames = responses_sse(
+                blocks,
+                stop_reason=stop_reason,
+                usage=step.usage,
+                model=model,
+                response_id=f"resp_scripted{n:04d}",
+            )
+        elif protocol == "anthropic":
             frames = anthropic_sse(
                 blocks,
                 stop_reason=stop_reason,
@@ -301,7 +317,11 @@ class ScriptedServer:
         if step.cut_after is not None:
             frames = frames[: step.cut_after]
         if step.error is not None:
-            frames.append(sse_error_frame(protocol, *step.error))
+            frames.append(
+                responses_error_frame(*step.error, len(frames))
+                if protocol == "openai-responses"
+                else sse_error_frame(protocol, *step.error)
+            )
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream; charset=utf-8")
         h.send_header("Cache-Control", "no-cache")

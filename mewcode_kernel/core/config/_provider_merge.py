@@ -18,7 +18,7 @@ from ..errors import ConfigError
 from ..locations import forwarding_hint
 from ._expand import expand_vars
 from ._layer import PROJECT_CONFIG, Layer
-from .providers import ENV_API_KEY, ENV_BASE_URL, default_model
+from .providers import ENV_API_KEY, ENV_BASE_URL, default_model, sdk_of
 from .resolved import ConfiguredProvider
 from .trust_items import TrustItem, provider_item
 
@@ -92,7 +92,8 @@ class _Draft:
             problems.insert(
                 0,
                 self._error(
-                    "protocol", f"provider {self.name!r} has no 'protocol' (anthropic or openai)"
+                    "protocol",
+                    f"provider {self.name!r} has no 'protocol' (anthropic, openai or openai-responses)",
                 ),
             )
         elif base_url is not None and not v.get("model"):
@@ -102,15 +103,16 @@ class _Draft:
             )
         elif base_url is None and "base_url" not in self.problems:
             # The official endpoint: the SDK's own variables apply, as in the SDK.
-            base_url = env.get(ENV_BASE_URL[protocol]) or None
+            sdk = sdk_of(protocol)
+            base_url = env.get(ENV_BASE_URL[sdk]) or None
             if api_key is None and "api_key" not in self.problems:
-                api_key = env.get(ENV_API_KEY[protocol]) or None
+                api_key = env.get(ENV_API_KEY[sdk]) or None
                 if api_key is None and base_url is None:
-                    hint = forwarding_hint([ENV_API_KEY[protocol]], env)
+                    hint = forwarding_hint([ENV_API_KEY[sdk]], env)
                     problems.append(
                         self._error(
                             "api_key",
-                            f"no API key: set api_key in this entry or {ENV_API_KEY[protocol]}"
+                            f"no API key: set api_key in this entry or {ENV_API_KEY[sdk]}"
                             + (f"; {hint}" if hint else ""),
                         )
                     )

@@ -34,7 +34,7 @@ __all__ = [
     "ToolSearchSection",
 ]
 
-WireProtocol = Literal["anthropic", "openai"]
+WireProtocol = Literal["anthropic", "openai", "openai-responses"]
 
 
 class _Section(BaseModel):

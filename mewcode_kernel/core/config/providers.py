@@ -20,9 +20,10 @@ __all__ = [
     "default_max_tokens",
     "default_model",
     "default_model_aliases",
+    "sdk_of",
 ]
 
-ProviderProtocol = Literal["anthropic", "openai", "replay"]
+ProviderProtocol = Literal["anthropic", "openai", "openai-responses", "replay"]
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
 DEFAULT_OPENAI_MODEL = "gpt-4.1"
@@ -31,6 +32,12 @@ REPLAY_PROVIDER = "replay"
 #: The SDKs' own environment variables, honoured for the official endpoints.
 ENV_API_KEY = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 ENV_BASE_URL = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+
+
+def sdk_of(protocol: str) -> str:
+    """The SDK (and its environment variables) a wire protocol is spoken with."""
+    return "openai" if protocol == "openai-responses" else protocol
+
 
 # (model prefix, context window); first match wins, checked in order.
 _CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (
@@ -42,7 +49,12 @@ _CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (
     ("gpt-4o", 128_000),
     ("gpt-4-turbo", 128_000),
 )
-_DEFAULT_WINDOW = {"anthropic": 200_000, "openai": 128_000, "replay": 200_000}
+_DEFAULT_WINDOW = {
+    "anthropic": 200_000,
+    "openai": 128_000,
+    "openai-responses": 128_000,
+    "replay": 200_000,
+}
 
 # Anthropic requires max_tokens; older models cap output lower than current ones.
 _ANTHROPIC_MAX_TOKENS: tuple[tuple[str, int], ...] = (
@@ -87,7 +99,7 @@ def default_model(protocol: ProviderProtocol) -> str:
     """The model used when config names none."""
     if protocol == "anthropic":
         return DEFAULT_ANTHROPIC_MODEL
-    if protocol == "openai":
+    if protocol in ("openai", "openai-responses"):
         return DEFAULT_OPENAI_MODEL
     return REPLAY_PROVIDER
 
@@ -108,7 +120,7 @@ def default_model_aliases(protocol: ProviderProtocol) -> dict[str, str]:
 
 def default_context_window(protocol: ProviderProtocol, model: str) -> int:
     """A conservative context window for ``model`` when config gives none."""
-    if protocol == "openai":
+    if protocol in ("openai", "openai-responses"):
         for prefix, window in _CONTEXT_WINDOWS:
             if model.startswith(prefix):
                 return window

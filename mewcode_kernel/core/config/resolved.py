@@ -47,7 +47,7 @@ class ConfiguredProvider:
     non-empty when it cannot be used; they are raised when it is selected."""
 
     name: str
-    protocol: Literal["anthropic", "openai"] | None
+    protocol: Literal["anthropic", "openai", "openai-responses"] | None
     model: str | None = None
     base_url: str | None = None
     api_key: SecretStr | None = None

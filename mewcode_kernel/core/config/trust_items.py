@@ -52,7 +52,11 @@ _OFFICIAL = frozenset(
     }
 )
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
-_OWN_KEY = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+_OWN_KEY = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "openai-responses": "OPENAI_API_KEY",
+}
 LOOSE_MODES = frozenset({"acceptEdits", "bypassPermissions"})
 _SHOWN = 160
 _SHOWN_WHOLE: frozenset[str] = frozenset({"hooks", "mcp_server"})

@@ -33,6 +33,7 @@ from ._retry import Failure, RetryPolicy, classify_common, scrub, stream_with_re
 from .base import Labelled, ModelRequest
 
 __all__ = [
+    "REASONING_SIGNATURE",
     "SdkProvider",
     "classify_connection",
     "fold_all",
@@ -43,6 +44,10 @@ __all__ = [
 ]
 
 ClientT = TypeVar("ClientT")
+
+REASONING_SIGNATURE = "openai-responses:"
+"""How a ``ThinkingBlock.signature`` that holds an OpenAI Responses reasoning
+item starts: only that provider sends it back, the others leave it out."""
 
 
 def get_field(obj: Any, key: str) -> Any:

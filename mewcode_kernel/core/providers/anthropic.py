@@ -50,6 +50,7 @@ from ..messages import (
 )
 from ..usage import Usage
 from ._common import (
+    REASONING_SIGNATURE,
     SdkProvider,
     classify_connection,
     fold_all,
@@ -91,8 +92,9 @@ def _block(block: Block) -> dict[str, Any] | None:
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text} if block.text.strip() else None
     if isinstance(block, ThinkingBlock):
-        # Unsigned thinking (from another provider's reasoning) would be rejected.
-        if not block.signature:
+        # Unsigned thinking (from another provider's reasoning) would be rejected,
+        # and so would an OpenAI reasoning item's stand-in signature.
+        if not block.signature or block.signature.startswith(REASONING_SIGNATURE):
             return None
         return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
     if isinstance(block, RedactedThinkingBlock):

@@ -61,6 +61,10 @@ def build_provider(
         from .anthropic import AnthropicProvider
 
         return AnthropicProvider(**kwargs)
+    if settings.protocol == "openai-responses":
+        from .openai_responses import OpenAIResponsesProvider
+
+        return OpenAIResponsesProvider(**kwargs)
     from .openai import OpenAIProvider
 
     return OpenAIProvider(**kwargs)

@@ -35,7 +35,7 @@ __all__ = [
 
 CASSETTE_VERSION = 1
 
-Protocol = Literal["anthropic", "openai"]
+Protocol = Literal["anthropic", "openai", "openai-responses"]
 
 SAFE_RESPONSE_HEADERS = frozenset(
     {"content-type", "retry-after", "retry-after-ms", "x-should-retry"}
@@ -164,7 +164,7 @@ class Cassette:
             raise bad("a cassette is a JSON object")
         if data.get("version") != CASSETTE_VERSION:
             raise bad(f"unsupported version {data.get('version')!r}", "version")
-        if data.get("protocol") not in ("anthropic", "openai"):
+        if data.get("protocol") not in ("anthropic", "openai", "openai-responses"):
             raise bad(f"unknown protocol {data.get('protocol')!r}", "protocol")
         raw = data.get("interactions")
         if not isinstance(raw, list):

@@ -56,6 +56,7 @@ _ENDPOINTS: dict[str, tuple[str, str]] = {
     # protocol: (path suffix the SDK appends to its base URL, default base path)
     "anthropic": ("/v1/messages", ""),
     "openai": ("/chat/completions", "/v1"),
+    "openai-responses": ("/responses", "/v1"),
 }
 
 
@@ -236,6 +237,14 @@ def _build_provider(
         from ..anthropic import AnthropicProvider
 
         return AnthropicProvider(**options)
+    if cassette.protocol == "openai-responses":
+        from ..openai_responses import OpenAIResponsesProvider
+
+        options.pop("max_tokens", None)
+        recorded_limit = _recorded_output_limit(cassette.interactions)
+        if recorded_limit is not None:
+            options["max_tokens"] = recorded_limit
+        return OpenAIResponsesProvider(**options)
     from ..openai import OpenAIProvider
 
     if recorded is not None:  # api.openai.com gets max_completion_tokens, others max_tokens
@@ -254,4 +263,15 @@ def _recorded_max_tokens(interactions: Iterable[Interaction]) -> tuple[Any, int]
                 value = body.get(key)
                 if isinstance(value, int) and not isinstance(value, bool):
                     seen[key, value] += 1
+    return seen.most_common(1)[0][0] if seen else None
+
+
+def _recorded_output_limit(interactions: Iterable[Interaction]) -> int | None:
+    """The Responses ``max_output_tokens`` most requests carried, when recorded."""
+    seen: Counter[int] = Counter()
+    for interaction in interactions:
+        body = interaction.request.body
+        value = body.get("max_output_tokens") if isinstance(body, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool):
+            seen[value] += 1
     return seen.most_common(1)[0][0] if seen else None

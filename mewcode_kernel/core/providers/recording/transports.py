@@ -40,6 +40,8 @@ def _protocol_of(path: str) -> Protocol | None:
     bare = path.split("?", 1)[0]
     if bare.endswith("/chat/completions"):
         return "openai"
+    if bare.endswith("/responses"):
+        return "openai-responses"
     if "/messages" in bare:
         return "anthropic"
     return None
