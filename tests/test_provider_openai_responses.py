@@ -359,3 +359,33 @@ def test_the_protocol_is_chosen_per_provider_and_reads_openais_variables(tmp_pat
     provider = build_provider(settings)
     assert isinstance(provider, OpenAIResponsesProvider)
     assert KEY not in repr(provider)
+
+
+@pytest.mark.parametrize(("line", "store"), [("", False), ("    store: true\n", True)])
+async def test_store_is_false_unless_the_provider_entry_says_so(
+    tmp_path: Path, line: str, store: bool
+) -> None:
+    (tmp_path / ".mewcode.yaml").write_text(
+        "providers:\n  resp:\n    protocol: openai-responses\n    model: gpt-5\n" + line
+    )
+    config = load_config(tmp_path, home=tmp_path / "home", env={"OPENAI_API_KEY": KEY})
+    server = Server(sse_response(read(STREAMS / "llm__test_responses_basic_streaming__0.sse")))
+    client = httpx2.AsyncClient(transport=httpx2.MockTransport(server))
+    settings = config.select_provider("resp")
+    provider = OpenAIResponsesProvider(
+        "r", "gpt-5", KEY, http_client=client, retry=NO_WAIT, store=settings.store
+    )
+    assert isinstance(build_provider(settings), OpenAIResponsesProvider)
+    await collect(provider.stream(ModelRequest(system="", messages=[user("hi")])))
+    [body] = server.bodies()
+    assert body["store"] is store
+    assert ("include" in body) is not store
+
+
+def test_a_store_that_is_not_a_boolean_is_refused(tmp_path: Path) -> None:
+    (tmp_path / ".mewcode.yaml").write_text(
+        "providers:\n  resp:\n    protocol: openai-responses\n    model: gpt-5\n    store: 'yes'\n"
+    )
+    config = load_config(tmp_path, home=tmp_path / "home", env={"OPENAI_API_KEY": KEY})
+    assert any("store" in str(w) for w in config.warnings)
+    assert "resp" not in config.providers or not config.providers["resp"].store

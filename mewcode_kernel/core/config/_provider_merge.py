@@ -127,6 +127,7 @@ class _Draft:
             models=dict(v.get("models") or {}),
             origin=self.origin,
             problems=tuple(problems),
+            store=v.get("store") is True,
         )
 
 

@@ -51,6 +51,8 @@ class ProviderEntry(_Section):
     context_window: PositiveInt | None = None
     max_tokens: PositiveInt | None = None
     models: dict[str, str] | None = None
+    #: ``openai-responses`` only: let OpenAI keep the responses (default: no)
+    store: StrictBool | None = None
 
 
 class TasksSection(_Section):

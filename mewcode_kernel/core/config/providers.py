@@ -88,6 +88,9 @@ class ProviderSettings:
     #: for the default provider, so that picking it reports the problem at its
     #: first request while slash commands and other providers keep working.
     problem: str | None = None
+    #: ``openai-responses``: ``store`` sent with each request (OpenAI keeps the
+    #: response when true; the conversation is sent whole either way)
+    store: bool = False
 
     @property
     def is_offline(self) -> bool:

@@ -56,6 +56,7 @@ class ConfiguredProvider:
     models: Mapping[str, str] = field(default_factory=dict)
     origin: str = ""
     problems: tuple[ConfigError, ...] = ()
+    store: bool = False
 
     @property
     def usable(self) -> bool:
@@ -275,6 +276,7 @@ class ResolvedConfig:
             name=chosen,
             protocol=entry.protocol,
             model=resolved_model,
+            store=entry.store,
             base_url=entry.base_url,
             api_key=entry.api_key,
             context_window=entry.context_window

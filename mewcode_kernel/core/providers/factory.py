@@ -64,7 +64,7 @@ def build_provider(
     if settings.protocol == "openai-responses":
         from .openai_responses import OpenAIResponsesProvider
 
-        return OpenAIResponsesProvider(**kwargs)
+        return OpenAIResponsesProvider(**kwargs, store=settings.store)
     from .openai import OpenAIProvider
 
     return OpenAIProvider(**kwargs)
