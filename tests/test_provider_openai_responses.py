@@ -389,3 +389,96 @@ def test_a_store_that_is_not_a_boolean_is_refused(tmp_path: Path) -> None:
     config = load_config(tmp_path, home=tmp_path / "home", env={"OPENAI_API_KEY": KEY})
     assert any("store" in str(w) for w in config.warnings)
     assert "resp" not in config.providers or not config.providers["resp"].store
+
+
+# --- what a hostile or broken server may send ------------------------------------------
+
+
+def scripted_body(*blocks: Any, stop_reason: str = "tool_use") -> bytes:
+    from mewcode_kernel.testing._responses_sse import responses_sse
+
+    frames = responses_sse(
+        blocks, stop_reason=stop_reason, usage=Usage(input_tokens=3), model="m", response_id="r1"
+    )
+    return "".join(frames).encode()
+
+
+async def test_reused_or_empty_call_ids_are_replaced_consistently() -> None:
+    body = scripted_body(
+        ToolUseBlock(id="call_old", name="glob", input={}),
+        ToolUseBlock(id="", name="glob", input={}),
+        ToolUseBlock(id="call_dup", name="glob", input={}),
+        ToolUseBlock(id="call_dup", name="glob", input={}),
+    )
+    earlier = Message(role="assistant", content=[ToolUseBlock(id="call_old", name="glob")])
+    request = ModelRequest(
+        system="",
+        messages=[
+            user("a"),
+            earlier,
+            user(ToolResultBlock(tool_use_id="call_old", content="x")),
+        ],
+    )
+    events = await collect(mocked(Server(sse_response(body))).stream(request))
+    done = events[-1]
+    ids = [b.id for b in done.message.content if isinstance(b, ToolUseBlock)]
+    assert len(set(ids)) == 4 and "call_old" not in ids and "" not in ids
+    assert [e.id for e in events if isinstance(e, ToolCallStarted)] == ids
+
+
+@pytest.mark.parametrize(
+    "arguments", ['{"pattern": "*.py"', "[1, 2]", "not json", '"just a string"']
+)
+async def test_arguments_that_are_not_an_object_reach_the_model_as_an_error(
+    arguments: str,
+) -> None:
+    frames = [
+        {"type": "response.created", "response": {"id": "r", "status": "in_progress"}},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {"type": "function_call", "id": "fc", "call_id": "c1", "name": "glob"},
+        },
+        {
+            "type": "response.function_call_arguments.delta",
+            "output_index": 0,
+            "item_id": "fc",
+            "delta": arguments,
+        },
+        {"type": "response.completed", "response": {"id": "r", "status": "completed"}},
+    ]
+    body = "".join(f"event: {f['type']}\ndata: {json.dumps(f)}\n\n" for f in frames).encode()
+    events = await collect(
+        mocked(Server(sse_response(body))).stream(ModelRequest(system="", messages=[user("a")]))
+    )
+    [call] = [b for b in events[-1].message.content if isinstance(b, ToolUseBlock)]
+    assert call.id == "c1" and call.input == {} and call.input_error
+
+
+async def test_an_incomplete_response_says_why() -> None:
+    body = scripted_body(TextBlock(text="cut sh"), stop_reason="max_tokens")
+    events = await collect(
+        mocked(Server(sse_response(body))).stream(ModelRequest(system="", messages=[user("a")]))
+    )
+    assert events[-1].stop_reason == "max_tokens"
+    assert events[-1].message.content == [TextBlock(text="cut sh")]
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        {"type": "error", "code": "server_error", "message": "try later"},
+        {
+            "type": "response.failed",
+            "response": {"error": {"code": "server_error", "message": "try later"}},
+        },
+    ],
+)
+async def test_transient_stream_errors_are_retried(error: dict[str, Any]) -> None:
+    broken = f"event: {error['type']}\ndata: {json.dumps(error)}\n\n".encode()
+    good = scripted_body(TextBlock(text="ok"), stop_reason="end_turn")
+    server = Server(sse_response(broken), sse_response(good))
+    events = await collect(mocked(server).stream(ModelRequest(system="", messages=[user("a")])))
+    assert sum(isinstance(e, RetryScheduled) for e in events) == 1
+    assert "try later" in next(e for e in events if isinstance(e, RetryScheduled)).reason
+    assert events[-1].message.content == [TextBlock(text="ok")]
