@@ -482,3 +482,12 @@ async def test_transient_stream_errors_are_retried(error: dict[str, Any]) -> Non
     assert sum(isinstance(e, RetryScheduled) for e in events) == 1
     assert "try later" in next(e for e in events if isinstance(e, RetryScheduled)).reason
     assert events[-1].message.content == [TextBlock(text="ok")]
+
+
+def test_a_reasoning_item_left_alone_is_not_sent() -> None:
+    lone = ThinkingBlock(
+        thinking="cut", signature=REASONING_SIGNATURE + '{"id":"rs_9","encrypted_content":"E"}'
+    )
+    messages = [user("q"), Message(role="assistant", content=[lone]), user("go on")]
+    body = to_responses_request(ModelRequest(system="", messages=messages), "m", 10)
+    assert body["input"] == [{"role": "user", "content": "q"}, {"role": "user", "content": "go on"}]

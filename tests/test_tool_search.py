@@ -368,3 +368,33 @@ async def test_a_turn_runs_the_found_tool(tmp_path: Path) -> None:
     first, second, _ = model.requests
     assert [t.name for t in first.tools] == ["read_file", SEARCH_TOOLS]
     assert [t.name for t in second.tools][-1] == "mcp__s__tool_3"
+
+
+async def test_a_resumed_conversation_keeps_offering_the_tools_it_called(tmp_path: Path) -> None:
+    from mewcode_kernel.core.messages import Message, ToolResultBlock, ToolUseBlock, user
+
+    history = Conversation()
+    history.replace(
+        [
+            user("earlier"),
+            Message(
+                role="assistant",
+                content=[
+                    ToolUseBlock(id="a", name="mcp__s__tool_4"),
+                    ToolUseBlock(id="b", name="read_file"),
+                    ToolUseBlock(id="c", name="mcp__gone__x"),
+                ],
+            ),
+            user(
+                ToolResultBlock(tool_use_id="a", content="ok"),
+                ToolResultBlock(tool_use_id="b", content="ok"),
+                ToolResultBlock(tool_use_id="c", content="ok"),
+            ),
+        ]
+    )
+    agent = agent_with(big(5), tmp_path)  # a new agent: nothing found yet
+    names = [t.name for t in agent.build_request(history).tools]
+    assert names == ["read_file", SEARCH_TOOLS, "mcp__s__tool_4"]
+    agent.offer_tools(["mcp__s__tool_1"])
+    names = [t.name for t in agent.build_request(history).tools]
+    assert names == ["read_file", SEARCH_TOOLS, "mcp__s__tool_4", "mcp__s__tool_1"]

@@ -266,6 +266,11 @@ class Agent:
                 self.state.found_tools.append(name)
 
     def build_request(self, conversation: Conversation) -> ModelRequest:
+        # a deferred tool the conversation already called (a resumed session, a
+        # name the model knew) stays offered, like one it found
+        used = [b.name for m in conversation.messages for b in m.tool_uses]
+        if used:
+            self.offer_tools(used)
         return ModelRequest(
             system=self.system_prompt,
             messages=conversation.messages,

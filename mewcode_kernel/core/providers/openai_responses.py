@@ -131,6 +131,10 @@ def _assistant_items(message: Message) -> list[dict[str, Any]]:
                     "arguments": json.dumps(block.input, ensure_ascii=False),
                 }
             )
+    # a reasoning item must be followed by what it led to (a response cut
+    # during reasoning has nothing after it): the API refuses it alone
+    while out and out[-1].get("type") == "reasoning":
+        out.pop()
     return out
 
 
