@@ -491,3 +491,27 @@ def test_a_reasoning_item_left_alone_is_not_sent() -> None:
     messages = [user("q"), Message(role="assistant", content=[lone]), user("go on")]
     body = to_responses_request(ModelRequest(system="", messages=messages), "m", 10)
     assert body["input"] == [{"role": "user", "content": "q"}, {"role": "user", "content": "go on"}]
+
+
+def test_images_in_tool_results_follow_the_outputs() -> None:
+    from mewcode_kernel.core.messages import ImageBlock, ImageSource
+
+    pixel = ImageBlock(source=ImageSource(media_type="image/png", data="iVBORw0KGgo="))
+    result = ToolResultBlock(tool_use_id="c1", content=[TextBlock(text="a pixel:"), pixel])
+    messages = [
+        user("q"),
+        Message(role="assistant", content=[ToolUseBlock(id="c1", name="glob")]),
+        user(result, "and now?"),
+    ]
+    body = to_responses_request(ModelRequest(system="", messages=messages), "m", 10)
+    output, follow = body["input"][-2:]
+    assert (
+        output["type"] == "function_call_output"
+        and "attached in the next message" in output["output"]
+    )
+    assert follow["role"] == "user"
+    assert follow["content"][1] == {
+        "type": "input_image",
+        "image_url": "data:image/png;base64,iVBORw0KGgo=",
+    }
+    assert follow["content"][-1] == {"type": "input_text", "text": "and now?"}

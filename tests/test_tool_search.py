@@ -17,6 +17,7 @@ import pytest
 
 from mewcode_kernel.core import AgentSession, open_session
 from mewcode_kernel.core.agent import Agent, ConversationState
+from mewcode_kernel.core.commands import run_command
 from mewcode_kernel.core.config import ToolSearchSettings, load_config
 from mewcode_kernel.core.context import ContextManager
 from mewcode_kernel.core.context.tokens import estimate_tools
@@ -103,7 +104,9 @@ async def test_300_tools_are_searched_found_offered_and_called(tmp_path: Path) -
         project(tmp_path, server, three_hundred())
         async with session(tmp_path) as s:
             mcp_tools = [t for t in s.tools if t.family == "mcp"]
+            before = (await run_command(s, "/tools")).markdown
             events = await collect(s.run("Rotate the certificate of lb1."))
+            after = (await run_command(s, "/tools")).markdown
         server.assert_all_used()
         first, second, third = server.requests
 
@@ -128,6 +131,12 @@ async def test_300_tools_are_searched_found_offered_and_called(tmp_path: Path) -
     [finished] = [e for e in events if isinstance(e, ToolFinished) and e.call.id == "c1"]
     assert not finished.result.is_error
     assert next(e for e in events if isinstance(e, TurnDone)).text == "Rotated."
+
+    # /tools says what the next request carries and what waits for a search
+    assert f"| `{SEARCH_TOOLS}` | read-only | yes |" in before
+    assert f"| `{NEEDLE_NAME}` | changes things | when found by search_tools |" in before
+    assert f"| `{NEEDLE_NAME}` | changes things | yes |" in after
+    assert "| `mcp__alpha__list_invoice` | changes things | when found by search_tools |" in after
 
 
 async def test_found_tools_stay_offered_in_the_order_found(tmp_path: Path) -> None:
@@ -156,7 +165,10 @@ async def test_a_few_tools_are_sent_whole_and_no_search_tool(tmp_path: Path) -> 
         project(tmp_path, server, {"small": many("small", 12, "--needle")})
         async with session(tmp_path) as s:
             await collect(s.run("hi"))
+            listing = await run_command(s, "/tools")
         [body] = server.requests
+    assert SEARCH_TOOLS not in listing.markdown and SEARCH_TOOLS not in listing.data
+    assert f"| `mcp__small__{NEEDLE}` | changes things | yes |" in listing.markdown
     sent = names(body)
     assert SEARCH_TOOLS not in sent
     assert len([n for n in sent if n.startswith("mcp__small__")]) == 13

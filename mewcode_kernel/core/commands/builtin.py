@@ -188,13 +188,20 @@ async def tools_command(session: AgentSession, args: str) -> CommandResult:
     session.tools.refresh()  # between turns: the list the next turn starts with
     tools = list(session.tools)
     offered = {t.name for t in session.gate.offered_tools(tools)}
+    # tool search: what the next request carries, and what it leaves to search_tools
+    sent = {t.name for t in session.agent.request_tools()}
+    searched = {t.name for t in session.agent.searchable_tools()}
     lines = ["| tool | kind | offered | what it does |", "| --- | --- | --- | --- |"]
     for tool in tools:
+        if tool.name in offered and tool.name not in sent | searched:
+            continue  # search_tools while every definition fits
         kind = "read-only" if tool.read_only else "changes things"
         first = _first_sentence(tool.description)
-        yes = "yes" if tool.name in offered else f"no ({session.mode} mode)"
+        yes = "yes" if tool.name in sent else f"no ({session.mode} mode)"
+        if tool.name in searched and tool.name not in sent:
+            yes = "when found by search_tools"
         lines.append(f"| `{tool.name}` | {kind} | {yes} | {_cell(first)} |")
-    return CommandResult(markdown="\n".join(lines), data=sorted(offered))
+    return CommandResult(markdown="\n".join(lines), data=sorted(offered & (sent | searched)))
 
 
 def _priced(by_model: dict[str, Usage], default: str) -> tuple[float | None, str]:

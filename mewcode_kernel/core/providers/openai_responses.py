@@ -43,7 +43,7 @@ from ._common import REASONING_SIGNATURE, SdkProvider, fold_sdk_stream, parse_to
 from ._common import get_field as _get
 from ._retry import Failure, RetryPolicy, StreamIncomplete, stream_error_failure
 from .base import ModelRequest
-from .openai import OpenAIProvider, _tool_text
+from .openai import OpenAIProvider, _images, _tool_text
 
 __all__ = [
     "REASONING_SIGNATURE",
@@ -97,18 +97,30 @@ def _reasoning_item(block: ThinkingBlock) -> dict[str, Any] | None:
     return item
 
 
+def _input_part(part: dict[str, Any]) -> dict[str, Any]:
+    """A Chat Completions content part as a Responses input part."""
+    if part["type"] == "image_url":
+        return {"type": "input_image", "image_url": part["image_url"]["url"]}
+    return {"type": "input_text", "text": part["text"]}
+
+
 def _user_items(message: Message) -> list[dict[str, Any]]:
+    results = [b for b in message.content if isinstance(b, ToolResultBlock)]
     out: list[dict[str, Any]] = [
         {
             "type": "function_call_output",
             "call_id": b.tool_use_id,
             "output": f"Error: {_tool_text(b)}" if b.is_error else _tool_text(b),
         }
-        for b in message.content
-        if isinstance(b, ToolResultBlock)
+        for b in results
     ]
     texts = [b.text for b in message.content if isinstance(b, TextBlock) and b.text]
-    if texts:
+    # tool results' images follow the outputs in a user message, as for Chat Completions
+    images = [_input_part(p) for p in _images(results)]
+    if images:
+        text = [{"type": "input_text", "text": "\n\n".join(texts)}] if texts else []
+        out.append({"role": "user", "content": [*images, *text]})
+    elif texts:
         out.append({"role": "user", "content": "\n\n".join(texts)})
     return out
 
