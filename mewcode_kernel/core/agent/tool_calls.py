@@ -30,6 +30,7 @@ from ..events import (
     ToolFinished,
     ToolProgress,
     ToolStarted,
+    innermost,
 )
 from ..lifecycle import Lifecycle
 from ..messages import TextBlock, ToolResultBlock, ToolUseBlock, scrub_surrogates
@@ -196,7 +197,7 @@ async def _execute(
         while remaining:
             item = await queue.get()
             if not isinstance(item, _Finished):
-                nested = item.nested if isinstance(item, ToolProgress) else None
+                nested = innermost(item) if isinstance(item, ToolProgress) else None
                 if isinstance(nested, AssistantMessage):
                     rnd.usage = rnd.usage + nested.usage
                 shown = _redacted_progress(item, streams)
