@@ -46,8 +46,9 @@ from ..tasks import FINISHED, TaskInfo, TaskManager, TaskRecorder, TaskUpdate
 from ..tools.context import RunContext
 from ..usage import Usage
 from .catalog import AgentCatalog
-from .definition import MODEL_ALIASES, AgentDefinition
+from .definition import AgentDefinition
 from .depth import child_depth, nesting_on
+from .events import child_lifecycle, completed, route_model, started, task_created
 from .fork import FORK_NAME, fork_definition, fork_history, fork_prompt
 from .reports import (
     NOTIFICATION_LIMIT,
@@ -189,6 +190,9 @@ class SubagentRunner:
             env = render_environment(await asyncio.to_thread(gather_environment, root))
             message = turn_message(request.prompt, environment=env)
         if background:
+            await task_created(ctx, caller.lifecycle, child.id, request.description, request.prompt)
+        await started(ctx, child.agent)
+        if background:
             return self._launch(child, message, request, ctx.call.id if ctx.call else "")
         return await self._foreground(ctx, child, message, request)
 
@@ -243,14 +247,18 @@ class SubagentRunner:
                 transcript = subagent_transcript(directory, child_id)
                 for message in conversation.messages:
                     transcript.append(message)
-        if directory is not None:
-            conversation.on_append = subagent_transcript(directory, child_id).append
+        transcript = subagent_transcript(directory, child_id) if directory is not None else None
+        if transcript is not None:
+            conversation.on_append = transcript.append
         # the parent's provider, hooks, sandbox, secrets and environment; its own
         # state, context and (in the background) approvals
         agent = parent.replaced(
             spec=spec,
             approvals=self._approvals(parent, background, child_id),
             state=ConversationState(),
+            lifecycle=child_lifecycle(
+                parent, child_id, definition.name, transcript.path if transcript else None
+            ),
             context=ContextManager(
                 window=context.window if context is not None else DEFAULT_WINDOW,
                 policy=context.policy if context is not None else None,
@@ -283,17 +291,7 @@ class SubagentRunner:
 
     def route(self, wanted: str) -> tuple[str | None, str | None]:
         """The model id to ask for (``None``: the parent's), and a note."""
-        if not wanted or wanted == "inherit":
-            return None, None
-        if wanted in MODEL_ALIASES:
-            mapped = self._aliases().get(wanted)
-            if mapped is None:
-                return None, (
-                    f"no model is configured for {wanted!r} with this provider (set "
-                    f"providers.<name>.models.{wanted} in .mewcode.yaml); using the parent's model"
-                )
-            return mapped, None
-        return wanted, None
+        return route_model(wanted, self._aliases())
 
     def _approvals(self, parent: Agent, background: bool, task_id: str) -> ApprovalFlow:
         """A foreground child asks where its parent does; a background one on
@@ -336,8 +334,9 @@ class SubagentRunner:
 
     def _launch(self, child: _Child, message: Message, req: SubagentRequest, parent: str) -> str:
         assert self.task_manager is not None
+        lifecycle, task = self._agent().lifecycle, (child.id, req.description, req.prompt)
         info = self.task_manager.launch(
-            lambda: child.agent.run(child.conversation, message),
+            lambda: completed(child.agent.run(child.conversation, message), lifecycle, *task),
             name=child.name, kind="subagent", description=req.description,
             role=child.definition.name, task_id=child.id, parent_call=parent,
         )  # fmt: skip
