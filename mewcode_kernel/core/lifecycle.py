@@ -188,7 +188,10 @@ class Lifecycle:
     dispatcher: LifecycleDispatcher = field(default_factory=NullDispatcher)
     common: Callable[[], Mapping[str, Any]] = dict
 
-    async def fire(self, event: HookEvent, **fields: Any) -> HookOutcome:
+    async def fire(self, event: HookEvent, /, **fields: Any) -> HookOutcome:
+        """``fields`` may replace a common one: ``FileChanged``'s ``event``
+        is what happened to the file, as in Claude Code (``hook_event_name``
+        still names the event)."""
         base = dict(self.common())
         payload: dict[str, Any] = {
             **base,
