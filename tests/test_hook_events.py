@@ -46,7 +46,7 @@ DOCUMENTED: dict[str, set[str]] = {
         "agent_type",
         "agent_transcript_path",
         "last_assistant_message",
-    },  # fmt: skip
+    },
     "Stop": {"stop_hook_active", "last_assistant_message"},
     "StopFailure": {"error", "error_details", "last_assistant_message"},
     "PreCompact": {"trigger", "custom_instructions"},
@@ -191,7 +191,8 @@ async def test_every_event_fires_with_claude_codes_payload_keys(tmp_path: Path) 
     assert start["agent_type"] == stop["agent_type"] == "general-purpose"
     assert start["agent_id"] == stop["agent_id"]
     assert stop["last_assistant_message"] == "child done"
-    assert Path(stop["agent_transcript_path"]).is_file()
+    transcript = stop["agent_transcript_path"]
+    assert transcript.endswith(f"/subagents/{stop['agent_id']}.jsonl")
     assert all("agent_id" not in p for p in seen["Stop"])  # the session's own Stop
     [created] = seen["TaskCreated"]
     assert created["task_subject"] == "audit deps"
