@@ -104,6 +104,8 @@ class Turn:
         self.in_flight: ModelRequest | None = None
         self.reported = Usage()
         self.streamed_chars = 0
+        #: why the last rounds stopped (``None``: they ended the turn themselves)
+        self.end: str | None = None
 
     async def run(self, prompt: str | Message) -> AsyncIterator[AgentEvent]:
         agent = self.agent
@@ -173,7 +175,7 @@ class Turn:
         agent = self.agent
         kept = 0
         while True:
-            self.end: str | None = None
+            self.end = None
             async for event in self._rounds():
                 yield event
             reason = self.end
@@ -355,7 +357,7 @@ class Turn:
             yield shown_event
         failed = await agent.lifecycle.fire(  # Claude Code's: what ended the turn
             "StopFailure",
-            error=_error_kind(status, message),
+            error=_error_kind(status),
             error_details=message,
             last_assistant_message=self.final_text,
         )
@@ -382,7 +384,7 @@ class Turn:
         for shown_event in outcome.events:
             yield shown_event
         if outcome.blocked:
-            verdict.append(f"[{outcome.by}] {outcome.reason}")
+            verdict.append(f"Stop hook feedback ({outcome.by}): {outcome.reason}")
 
     def _begin_response(self, request: ModelRequest) -> None:
         self.in_flight = request
@@ -435,7 +437,7 @@ def _results_message(rnd: Round) -> Message:
     return Message(role="user", content=blocks)
 
 
-def _error_kind(status: int | None, message: str) -> str:
+def _error_kind(status: int | None) -> str:
     """Claude Code's name for what ended a turn (``StopFailure``'s ``error``)."""
     if status == 429:
         return "rate_limit"

@@ -256,8 +256,6 @@ class HookEngine:
     def _applies(self, rule: HookRule, payload: Mapping[str, Any], view: Mapping[str, Any]) -> bool:
         if rule.condition is not None and not rule.condition.holds(view):
             return False
-        if rule.claude and event_of(payload) == "PostToolUse" and payload.get("is_error"):
-            return False  # Claude Code's PostToolUse is for calls that worked
         if rule.when is not None and not self._when(rule, payload):
             return False
         if rule.pattern is None:
@@ -433,10 +431,6 @@ class HookEngine:
 
     def _failed(self, rule: HookRule, event: HookEvent, why: str) -> str:
         return f"Hook {rule.name} ({event}) failed: {self._redact(why)}; it was ignored."
-
-
-def event_of(payload: Mapping[str, Any]) -> str:
-    return str(payload.get("hook_event_name") or payload.get("event") or "")
 
 
 def _changed_script(root: Path, scripts: tuple[tuple[str, str], ...]) -> str | None:
