@@ -8,6 +8,7 @@ tokens count in ``/cost`` and on the task board."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -261,35 +262,43 @@ async def test_a_fork_skill_loaded_by_a_child_stays_within_the_child(tmp_path: P
 
 
 async def test_every_level_counts_in_cost_and_on_the_task_board(tmp_path: Path) -> None:
-    parent = ScriptedModel(
-        [
-            reply(_delegate("general-purpose", "level 1", run_in_background=True)),
-            reply("launched"),
-            reply("noted"),
-        ]
-    )
+    """A child that moved to the background (still running after the
+    foreground timeout) delegates: its task's usage on the board counts its
+    grandchild's, and so does the session's."""
+    _config(tmp_path, "subagents:\n  foreground_timeout: 0.3\n")
+    parent = ScriptedModel([reply(_delegate("general-purpose", "level 1")), reply("moved on")])
     child = ScriptedModel(
         [
-            reply(_delegate("general-purpose", "level 2")),  # the background child
-            reply(_delegate("general-purpose", "level 3")),
-            reply("d3"),
-            reply("d2"),
+            reply(_delegate("general-purpose", "level 2")),  # waits until the move
+            reply("d2"),  # the grandchild
             reply("d1"),
         ]
     )
-    s = _session(tmp_path, _Split(parent, child))  # type: ignore[arg-type]
+    gate = asyncio.Event()
+    s = _session(tmp_path, _Split(parent, _Gated(child, gate)))  # type: ignore[arg-type]
     await collect(s.run("go"))
-    launched = json.loads(_results(parent.requests[1])[0].content)
-    await s.tasks.wait(launched["task_id"], timeout=30)
+    status = json.loads(_results(parent.requests[1])[0].content)
+    assert status["status"] == "timed_out_to_background"
+    gate.set()
+    await s.tasks.wait(status["task_id"], timeout=30)
     [info] = s.subagents.tasks()
     assert info.state == "completed" and info.result == "d1"
-    assert "Agent" in _offered(child.requests[0])  # a background child may nest too
-    # the task's five requests: its own two and its children's three
-    assert info.usage.input_tokens == 5 * 10
-    await collect(s.run("news?"))
-    assert s.state.usage.input_tokens == 8 * 10  # every request of every level
+    assert info.usage.input_tokens == 3 * 10  # its own two requests and its child's
+    before = s.state.usage.input_tokens
+    assert before == 5 * 10  # the session's two, the child's two, the grandchild's
     cost = await run_command(s, "/cost")
-    assert cost.data["input_tokens"] == 80
+    assert cost.data["input_tokens"] == 50
+
+
+async def test_a_background_child_does_not_nest(tmp_path: Path) -> None:
+    parent = ScriptedModel(
+        [reply(_delegate("general-purpose", "level 1", run_in_background=True)), reply("ok")]
+    )
+    child = ScriptedModel([reply("d1")])
+    s = _session(tmp_path, _Split(parent, child))  # type: ignore[arg-type]
+    await collect(s.run("go"))
+    await s.tasks.wait(timeout=30)
+    assert "Agent" not in _offered(child.requests[0])
 
 
 async def test_a_foreground_chain_counts_every_level_in_cost(tmp_path: Path) -> None:
@@ -330,3 +339,18 @@ class _Split:
     def stream(self, request: ModelRequest):  # type: ignore[no-untyped-def]
         is_child = "as a subagent of MewCode" in request.system
         return (self.child if is_child else self.parent).stream(request)
+
+
+class _Gated:
+    """The scripted model, its first request held until ``gate`` is set."""
+
+    def __init__(self, inner: ScriptedModel, gate: asyncio.Event) -> None:
+        self.inner, self.gate, self.count = inner, gate, 0
+        self.name, self.model = inner.name, inner.model
+
+    async def stream(self, request: ModelRequest):  # type: ignore[no-untyped-def]
+        self.count += 1
+        if self.count == 1:
+            await self.gate.wait()
+        async for event in self.inner.stream(request):
+            yield event

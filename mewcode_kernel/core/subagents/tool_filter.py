@@ -3,8 +3,8 @@ five-layer filter, on tool metadata):
 
 1. the parent's tools, 2. minus the ``Agent`` tool unless the child may
 delegate in turn (``nest``), 3. for background runs only the tools marked
-``background_ok`` (file tools, ``bash``, skills, MCP tools; ``Agent`` when
-nesting), 4. minus the definition's
+``background_ok`` (file tools, ``bash``, skills, MCP tools; not ``Agent``:
+a background run does not nest), 4. minus the definition's
 ``disallowedTools``, 5. within its ``tools`` allowlist when it has one
 (``system`` tools such as ``load_skill`` are never filtered out by an
 allowlist). Entries match a tool's name, one of its aliases (``Read``,
@@ -34,7 +34,7 @@ def child_tools(
     (``nest``: the child may start subagents of its own)."""
     tools = [t for t in parent if nest or t.family != "agent"]
     if background:
-        tools = [t for t in tools if t.background_ok or (nest and t.family == "agent")]
+        tools = [t for t in tools if t.background_ok]
     tools = [t for t in tools if not _named(t, definition.disallowed_tools)]
     if definition.tools is not None:
         tools = [t for t in tools if t.system or _named(t, definition.tools)]
