@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .context import COMPACT_META
 from .context.report import ContextReport, context_report
@@ -21,6 +21,7 @@ from .events import AgentEvent, Notice
 from .messages import Message
 from .prompt import MemoryNote, MemoryStore, PromptAssembler
 from .prompt.environment import IDLE_GAP
+from .prompt.instructions import InstructionFile
 from .prompt.memory import Scope
 from .skills import active_skills_block
 
@@ -48,6 +49,9 @@ class SessionContext:
         self.prompts = prompts
         self._notices = notices
         self._warned: set[str] = set()
+        #: ``InstructionsLoaded`` payloads not yet fired (see ``take_loaded``)
+        self._loaded: list[dict[str, Any]] = []
+        self._loads = 0
         self.check_size = False
 
     # --- system prompt and memory ----------------------------------------------
@@ -63,10 +67,19 @@ class SessionContext:
         compaction only, so the prompt is byte-stable between compactions."""
         prompt, warnings = self.prompts.system_prompt()
         self._on_prompt(prompt)
+        reason = "session_start" if self._loads == 0 else "compact"
+        self._loads += 1
+        self._loaded = [_loaded(f, reason) for f in self.prompts.files]
         for warning in warnings:
             if warning not in self._warned:
                 self._warned.add(warning)
                 self._notices.append(Notice(level="warning", message=warning))
+
+    def take_loaded(self) -> list[dict[str, Any]]:
+        """The instruction files read into the prompt since last asked, as
+        ``InstructionsLoaded`` payloads (Claude Code's keys)."""
+        loaded, self._loaded = self._loaded, []
+        return loaded
 
     def remember(self, note: str, *, scope: Scope = "project") -> MemoryNote:
         """Save a memory note (``/memory add``; the front end routes ``# note``
@@ -150,3 +163,18 @@ class SessionContext:
         if self._agent().context is None:
             raise RuntimeError("this session has no context manager")
         return context_report(self._agent().context, self._agent().build_request(conversation))
+
+
+def _loaded(file: InstructionFile, reason: str) -> dict[str, Any]:
+    if file.origin == "user":
+        kind = "User"
+    else:
+        kind = "Local" if ".local." in file.path.name.lower() else "Project"
+    payload: dict[str, Any] = {
+        "file_path": str(file.path),
+        "memory_type": kind,
+        "load_reason": "include" if file.imported_by else reason,
+    }
+    if file.imported_by:
+        payload["parent_file_path"] = file.imported_by
+    return payload

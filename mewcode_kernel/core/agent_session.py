@@ -110,7 +110,9 @@ class AgentSession:
         self.safety, self.log, self.checkpoints = parts.safety, parts.log, parts.checkpoints
         self.lifecycle, self.context = parts.lifecycle, parts.context
         self.telemetry = parts.telemetry  # each turn's events pass through it (core.telemetry)
-        self._hooks = SessionHooks(self.lifecycle, self.notify, self.subagents.run_for_hook)
+        self._hooks = SessionHooks(
+            self.lifecycle, self.notify, self.subagents.run_for_hook, lambda: self.agent
+        )
         #: the session's agent, built whole, and rebuilt when what it is made of changes
         self.agents = parts.agents
         self._pending_notices = parts.notices
@@ -365,9 +367,9 @@ class AgentSession:
         self.tools.refresh()
         for problem in self.skills.problems(self.tools):
             yield Notice(level="warning", message=problem)
-        if not self._started:
-            self._started = True
-            outcome = await self.lifecycle.fire("SessionStart", source=self._next_start)
+        start, self._started = None if self._started else self._next_start, True
+        model = self.agent.model or self.provider.model
+        for outcome in await self._hooks.before_turn(start, model, self.context.take_loaded()):
             for text in outcome.context:
                 self.state.add_reminder(text)
             for shown_event in outcome.events:

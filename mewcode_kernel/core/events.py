@@ -36,6 +36,7 @@ __all__ = [
     "ToolProgress",
     "ToolStarted",
     "TurnDone",
+    "innermost",
 ]
 
 _EV = {"frozen": True, "kw_only": True, "slots": True}
@@ -278,3 +279,12 @@ AgentEvent = (
     | PostCompact
     | TurnDone
 )
+
+
+def innermost(event: AgentEvent) -> AgentEvent:
+    """The event a chain of nested progress carries (a subagent's subagent's
+    reply arrives wrapped once per level): what its usage is counted from,
+    at every level of the chain."""
+    while isinstance(event, ToolProgress) and event.nested is not None:
+        event = event.nested
+    return event

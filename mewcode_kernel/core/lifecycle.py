@@ -1,5 +1,5 @@
-"""Lifecycle events: the eleven points where hooks (and anything else that
-wants to watch or steer a session) plug in.
+"""Lifecycle events: the points where hooks (and anything else that wants
+to watch or steer a session) plug in.
 
 The core fires every event through one ``LifecycleDispatcher``; the default
 (``NullDispatcher``) does nothing. A dispatcher answers with a
@@ -21,6 +21,20 @@ Where each event fires:
 * ``Stop``: when a turn ends on its own (the model stopped, the turn limit,
   the unknown-tool limit); not on an interrupt or an error.
 * ``Notification``: an approval is shown, a model stream failed.
+* ``PermissionRequest``: before a person (or the headless policy) is asked
+  about a call; ``PermissionDenied``: after a call's permission is denied.
+* ``PostToolUseFailure``: after a call that failed (``PostToolUse`` too).
+* ``SubagentStart`` / ``SubagentStop``: a subagent begins / its turn ends
+  on its own (a subagent's ``Stop``); ``StopFailure``: a turn ended on a
+  model error.
+* ``InstructionsLoaded``: an instruction file (``MEWCODE.md``,
+  ``CLAUDE.md``, ...) was read into the system prompt.
+* ``ConfigChange`` / ``FileChanged``: before a turn, a settings file or a
+  file a ``FileChanged`` hook watches changed since the last turn.
+* ``TaskCreated`` / ``TaskCompleted``: a background task is launched / ends.
+
+Claude Code events with no counterpart here (``NEVER_FIRING``) are accepted
+in hook files and reported as never firing.
 """
 
 from __future__ import annotations
@@ -33,7 +47,10 @@ from .events import AgentEvent, HookRan, Notice
 
 __all__ = [
     "BLOCKING_EVENTS",
+    "FEEDBACK_EVENTS",
     "HOOK_EVENTS",
+    "NEVER_FIRING",
+    "STOP_EVENTS",
     "HookEvent",
     "HookOutcome",
     "Lifecycle",
@@ -53,9 +70,42 @@ HookEvent = Literal[
     "PreCompact",
     "PostCompact",
     "Notification",
+    "PermissionRequest",
+    "PermissionDenied",
+    "PostToolUseFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "StopFailure",
+    "InstructionsLoaded",
+    "ConfigChange",
+    "FileChanged",
+    "TaskCreated",
+    "TaskCompleted",
 ]
 HOOK_EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
-BLOCKING_EVENTS: frozenset[HookEvent] = frozenset({"PreToolUse", "UserPromptSubmit"})
+#: a block (exit 2, ``decision: block``) stops what the event is about, so
+#: these run in order and never ``async``
+BLOCKING_EVENTS: frozenset[HookEvent] = frozenset(
+    {"PreToolUse", "UserPromptSubmit", "PermissionRequest", "TaskCreated", "ConfigChange"}
+)
+#: a block keeps the (sub)agent's turn going, with the reason as its next message
+STOP_EVENTS: frozenset[HookEvent] = frozenset({"Stop", "SubagentStop"})
+#: a block (exit 2 with stderr) is told to the model after the call
+FEEDBACK_EVENTS: frozenset[HookEvent] = frozenset({"PostToolUse", "PostToolUseFailure"})
+#: Claude Code's events that cannot happen in MewCode (agent teams, git
+#: worktrees it creates, MCP elicitation, its setup mode, a working
+#: directory that moves): a hook on one loads and is listed as never firing
+NEVER_FIRING: frozenset[str] = frozenset(
+    {
+        "CwdChanged",
+        "Elicitation",
+        "ElicitationResult",
+        "Setup",
+        "TeammateIdle",
+        "WorktreeCreate",
+        "WorktreeRemove",
+    }
+)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -138,7 +188,10 @@ class Lifecycle:
     dispatcher: LifecycleDispatcher = field(default_factory=NullDispatcher)
     common: Callable[[], Mapping[str, Any]] = dict
 
-    async def fire(self, event: HookEvent, **fields: Any) -> HookOutcome:
+    async def fire(self, event: HookEvent, /, **fields: Any) -> HookOutcome:
+        """``fields`` may replace a common one: ``FileChanged``'s ``event``
+        is what happened to the file, as in Claude Code (``hook_event_name``
+        still names the event)."""
         base = dict(self.common())
         payload: dict[str, Any] = {
             **base,
@@ -151,3 +204,24 @@ class Lifecycle:
 
     def reset(self) -> None:
         self.dispatcher.reset()
+
+    def scoped(self, **fields: Any) -> Lifecycle:
+        """The lifecycle of a subagent: the same hooks (whatever dispatcher
+        this one has when an event fires), every payload also carrying
+        ``fields`` (``agent_id``, ``agent_type``, as Claude Code's do)."""
+        common = self.common
+        return Lifecycle(dispatcher=_Through(self), common=lambda: {**common(), **fields})
+
+
+@dataclass(frozen=True, slots=True)
+class _Through:
+    """Dispatches through another lifecycle's dispatcher of the moment; a
+    subagent's new conversation never resets the session's hooks."""
+
+    lifecycle: Lifecycle
+
+    async def dispatch(self, event: HookEvent, payload: Mapping[str, Any]) -> HookOutcome:
+        return await self.lifecycle.dispatcher.dispatch(event, payload)
+
+    def reset(self) -> None:
+        return None

@@ -127,6 +127,28 @@ class ApprovalFlow:
         if outcome != "ask":
             yield Settled(allowed=True)
             return
+        asked = await lifecycle.fire(
+            "PermissionRequest",
+            tool_name=call.name,
+            tool_input=dict(call.input),
+            tool_use_id=call.id,
+            reason=reason,
+            permission_suggestions=_suggestions(gate.suggest(call, tool)),
+        )
+        for shown_event in asked.events:  # its row says what it decided: no card was shown
+            yield shown_event
+        if asked.blocked or asked.permission == "deny":
+            why = asked.permission_reason or asked.reason or f"denied by hook {asked.by}"
+            gate.record_approval(call, tool, allowed=False, by="hook", note=why)
+            yield Settled(allowed=False, refusal=f"Permission denied by hook {asked.by}: {why}")
+            return
+        if asked.permission == "allow" and decision.layer == "mode":
+            # as for PreToolUse: an ask rule, a protected path or the sandbox
+            # layer still goes to a person
+            why = asked.permission_reason or f"allowed by hook {asked.by}"
+            gate.record_approval(call, tool, allowed=True, by="hook", note=why)
+            yield Settled(allowed=True)
+            return
         if self.handler is not None:
             answer: ApprovalAnswer | None = None
             async for event in self._ask(call, tool, reason, gate, lifecycle, cwd, "rule"):
@@ -195,6 +217,8 @@ class ApprovalFlow:
         shown = await lifecycle.fire(
             "Notification",
             kind="permission_prompt",
+            notification_type="permission_prompt",
+            title="Permission needed",
             detail=reason,
             message=f"MewCode needs your permission to use {call.name}",
             tool_name=call.name,
@@ -219,3 +243,18 @@ class ApprovalFlow:
             call=call, allowed=answer.allow, by="user", rules_added=added, note=answer.note
         )
         yield answer
+
+
+def _suggestions(rules: list[str] | tuple[str, ...] | object) -> list[dict[str, object]]:
+    """The rules the person would be offered, as Claude Code's
+    ``permission_suggestions`` (``addRules`` entries)."""
+    found = []
+    for rule in rules if isinstance(rules, list | tuple) else ():
+        name, _, rest = str(rule).partition("(")
+        entry: dict[str, object] = {"toolName": name}
+        if rest:
+            entry["ruleContent"] = rest[:-1] if rest.endswith(")") else rest
+        found.append(
+            {"type": "addRules", "rules": [entry], "behavior": "allow", "destination": "session"}
+        )
+    return found

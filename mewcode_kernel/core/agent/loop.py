@@ -148,6 +148,11 @@ class Agent:
         return self.spec.max_turns
 
     @property
+    def depth(self) -> int:
+        """0 for a session's agent, 1 for its subagent, and so on."""
+        return self.spec.depth
+
+    @property
     def max_tokens(self) -> int | None:
         return self.spec.max_tokens
 
@@ -305,18 +310,22 @@ class Agent:
         events = self.context.compact(
             self.provider, conversation, request, trigger=trigger, instructions=instructions
         )
-        async for event in self.relay_compaction(events):
+        async for event in self.relay_compaction(events, instructions or ""):
             yield event
 
     async def relay_compaction(
-        self, events: AsyncIterator[AgentEvent]
+        self, events: AsyncIterator[AgentEvent], instructions: str = ""
     ) -> AsyncIterator[AgentEvent]:
-        """Pass compaction events on, firing ``PreCompact`` / ``PostCompact``."""
+        """Pass compaction events on, firing ``PreCompact`` / ``PostCompact``
+        (``instructions``: what ``/compact`` was given)."""
         async for event in events:
             yield event
             if isinstance(event, PreCompact):
                 outcome = await self.lifecycle.fire(
-                    "PreCompact", trigger=event.trigger, before_tokens=event.tokens
+                    "PreCompact",
+                    trigger=event.trigger,
+                    before_tokens=event.tokens,
+                    custom_instructions=instructions,
                 )
             elif isinstance(event, PostCompact):
                 outcome = await self.lifecycle.fire(
@@ -325,6 +334,7 @@ class Agent:
                     before_tokens=event.tokens_before,
                     after_tokens=event.tokens_after,
                     ok=event.ok,
+                    compact_summary=event.summary,
                 )
             else:
                 continue

@@ -32,7 +32,9 @@ class AgentSpec:
     ``model``: the model to ask for (``None``: the provider's own);
     ``unknown_tool_limit``: model turns in a row that call only unknown tools
     before the turn ends; ``tool_search``: when MCP tool definitions are
-    left out of requests for ``search_tools`` to find."""
+    left out of requests for ``search_tools`` to find; ``depth``: how many
+    delegations below the session's agent this one runs (0: the session's
+    own, 1: its subagent, ...)."""
 
     tools: ToolRegistry
     gate: PermissionGate
@@ -42,6 +44,7 @@ class AgentSpec:
     max_tokens: int | None = None
     unknown_tool_limit: int = UNKNOWN_TOOL_TURN_LIMIT
     tool_search: ToolSearchSettings = field(default_factory=ToolSearchSettings)
+    depth: int = 0
 
     def __post_init__(self) -> None:
         if self.max_turns < 1:
@@ -62,10 +65,12 @@ class AgentSpec:
         model: str | None = None,
         max_turns: int | None = None,
         unknown_tool_limit: int | None = None,
+        delegated: bool = False,
     ) -> AgentSpec:
         """A spec for a child or a role: ``tools`` among this spec's only, a
         gate derived from this one (never a more lenient mode; read-only if
-        asked or if this one is), other fields replaced where given."""
+        asked or if this one is), other fields replaced where given;
+        ``delegated``: the spec of a child this one starts (one level deeper)."""
         mine = {t.name for t in self.tools}
         kept = self.tools if tools is None else ToolRegistry([t for t in tools if t.name in mine])
         return replace(
@@ -78,4 +83,5 @@ class AgentSpec:
             unknown_tool_limit=(
                 self.unknown_tool_limit if unknown_tool_limit is None else unknown_tool_limit
             ),
+            depth=self.depth + 1 if delegated else self.depth,
         )

@@ -30,6 +30,7 @@ from ..events import (
     ToolFinished,
     ToolProgress,
     ToolStarted,
+    innermost,
 )
 from ..lifecycle import Lifecycle
 from ..messages import TextBlock, ToolResultBlock, ToolUseBlock, scrub_surrogates
@@ -168,6 +169,17 @@ async def _check(
             settled = event
         else:
             yield event
+    if not settled.allowed and not hook.blocked:
+        denied = await agent.lifecycle.fire(
+            "PermissionDenied",
+            tool_name=call.name,
+            tool_input=args,
+            tool_use_id=call.id,
+            reason=settled.refusal,
+        )
+        for shown_event in denied.events:
+            yield shown_event
+        rnd.context.extend(denied.context)
     outcome.append(args if settled.allowed else settled.refusal)
 
 
@@ -196,7 +208,7 @@ async def _execute(
         while remaining:
             item = await queue.get()
             if not isinstance(item, _Finished):
-                nested = item.nested if isinstance(item, ToolProgress) else None
+                nested = innermost(item) if isinstance(item, ToolProgress) else None
                 if isinstance(nested, AssistantMessage):
                     rnd.usage = rnd.usage + nested.usage
                 shown = _redacted_progress(item, streams)
@@ -229,13 +241,27 @@ async def _execute(
                 is_error=result.is_error,
                 duration_ms=round(item.duration * 1000),
             )
-            for shown_event in hook.events:
-                yield shown_event
-            rnd.context.extend(hook.context)
-            if hook.blocked and hook.reason:
-                rnd.context.append(f"[hook {hook.by}] {hook.reason}")
-            if hook.stop:
-                rnd.stop = hook.stop_reason or "a hook ended the turn"
+            outcomes = [hook]
+            if result.is_error:  # Claude Code's hooks on failed calls
+                outcomes.append(
+                    await agent.lifecycle.fire(
+                        "PostToolUseFailure",
+                        tool_name=item.call.name,
+                        tool_input=args,
+                        tool_use_id=item.call.id,
+                        error=result.text,
+                        is_interrupt=False,
+                        duration_ms=round(item.duration * 1000),
+                    )
+                )
+            for hook in outcomes:
+                for shown_event in hook.events:
+                    yield shown_event
+                rnd.context.extend(hook.context)
+                if hook.blocked and hook.reason:
+                    rnd.context.append(f"[hook {hook.by}] {hook.reason}")
+                if hook.stop:
+                    rnd.stop = hook.stop_reason or "a hook ended the turn"
     finally:
         outstanding = [task for task in tasks if not task.done()]
         for task in outstanding:

@@ -46,6 +46,11 @@ from .tool_calls import Round, RoundHost, run_round
 __all__ = ["Turn", "TurnHost"]
 
 _NATURAL_ENDS = frozenset({"end_turn", "stop_sequence", "max_tokens", "max_turns", "unknown_tools"})
+#: ends a Stop hook may turn into more work (not a limit being reached)
+_CONTINUABLE = frozenset({"end_turn", "stop_sequence"})
+#: times in a row a Stop hook may keep one turn going: a hook that always
+#: blocks cannot make a turn loop for ever
+STOP_BLOCK_LIMIT = 3
 
 
 class TurnHost(RoundHost, Protocol):
@@ -61,12 +66,16 @@ class TurnHost(RoundHost, Protocol):
     def max_tokens(self) -> int | None: ...
     @property
     def unknown_tool_limit(self) -> int: ...
+    @property
+    def depth(self) -> int: ...
 
     def build_request(self, conversation: Conversation) -> ModelRequest: ...
 
     def request_tools(self) -> list[ToolSpec]: ...
 
-    def relay_compaction(self, events: AsyncIterator[AgentEvent]) -> AsyncIterator[AgentEvent]: ...
+    def relay_compaction(
+        self, events: AsyncIterator[AgentEvent], instructions: str = ""
+    ) -> AsyncIterator[AgentEvent]: ...
 
     def done(
         self,
@@ -97,6 +106,8 @@ class Turn:
         self.in_flight: ModelRequest | None = None
         self.reported = Usage()
         self.streamed_chars = 0
+        #: why the last rounds stopped (``None``: they ended the turn themselves)
+        self.end: str | None = None
 
     async def run(self, prompt: str | Message) -> AsyncIterator[AgentEvent]:
         agent = self.agent
@@ -159,6 +170,41 @@ class Turn:
         )
 
     async def _loop(self) -> AsyncIterator[AgentEvent]:
+        """Rounds until the model stops; then the Stop hooks, which may keep
+        the turn going with their reason (``STOP_BLOCK_LIMIT`` times)."""
+        agent = self.agent
+        kept = 0
+        while True:
+            self.end = None
+            async for event in self._rounds():
+                yield event
+            reason = self.end
+            if reason is None:  # the rounds ended the turn themselves
+                return
+            verdict: list[str] = []
+            async for event in self._stop(reason, kept, verdict):
+                yield event
+            if verdict and reason in _CONTINUABLE and self.turn < self.limit:
+                if kept < STOP_BLOCK_LIMIT:
+                    kept += 1
+                    yield Notice(
+                        level="info", message=f"A Stop hook kept the turn going: {verdict[0]}"
+                    )
+                    message = Message(role="user", content=[TextBlock(text=verdict[0])])
+                    async for event in self._write_user_side(message):
+                        yield event
+                    continue
+                yield Notice(
+                    level="warning",
+                    message=f"A Stop hook blocked the end of this turn {kept + 1} times in a "
+                    "row; the turn ends anyway.",
+                )
+            yield agent.done(reason, self.final_text, self.usage, self.turn)
+            return
+
+    async def _rounds(self) -> AsyncIterator[AgentEvent]:
+        """Model requests and tool rounds; ``self.end``: why they stopped
+        (``None``: the turn already ended, with its ``TurnDone``)."""
         agent = self.agent
         reason = "max_turns"
         unknown_streak = 0
@@ -265,9 +311,7 @@ class Turn:
             yield Notice(
                 level="warning", message=f"Stopped after {self.limit} model turns (max_turns)."
             )
-        async for event in self._stop(reason):
-            yield event
-        yield agent.done(reason, self.final_text, self.usage, self.turn)
+        self.end = reason
 
     async def _write_user_side(
         self, message: Message, context: list[str] | None = None
@@ -302,26 +346,45 @@ class Turn:
         agent = self.agent
         yield Notice(level="error", message=message)
         outcome = await agent.lifecycle.fire(
-            "Notification", kind="stream_error", detail=message, message=message
+            "Notification",
+            kind="stream_error",
+            notification_type="stream_error",
+            title="The model's answer failed",
+            detail=message,
+            message=message,
         )
         for shown_event in outcome.events:
+            yield shown_event
+        failed = await agent.lifecycle.fire(  # Claude Code's: what ended the turn
+            "StopFailure",
+            error=_error_kind(status),
+            error_details=message,
+            last_assistant_message=self.final_text,
+        )
+        for shown_event in failed.events:
             yield shown_event
         yield agent.done(
             "error", self.final_text, self.usage, self.turn, error=message, status=status
         )
 
-    async def _stop(self, reason: str) -> AsyncIterator[AgentEvent]:
+    async def _stop(self, reason: str, kept: int, verdict: list[str]) -> AsyncIterator[AgentEvent]:
+        """``Stop`` (``SubagentStop`` in a subagent, whose lifecycle adds its
+        id and type); a block's reason goes into ``verdict``."""
         if reason not in _NATURAL_ENDS:
             return
-        outcome = await self.agent.lifecycle.fire(
-            "Stop",
+        agent = self.agent
+        outcome = await agent.lifecycle.fire(
+            "SubagentStop" if agent.depth > 0 else "Stop",
             iter=self.turn,
             reason=reason,
-            stop_hook_active=False,
+            stop_reason=reason,
+            stop_hook_active=kept > 0,
             last_assistant_message=self.final_text,
         )
         for shown_event in outcome.events:
             yield shown_event
+        if outcome.blocked:
+            verdict.append(f"Stop hook feedback ({outcome.by}): {outcome.reason}")
 
     def _begin_response(self, request: ModelRequest) -> None:
         self.in_flight = request
@@ -372,3 +435,18 @@ def _results_message(rnd: Round) -> Message:
         for c in rnd.calls
     ]
     return Message(role="user", content=blocks)
+
+
+def _error_kind(status: int | None) -> str:
+    """Claude Code's name for what ended a turn (``StopFailure``'s ``error``)."""
+    if status == 429:
+        return "rate_limit"
+    if status in (401, 403):
+        return "authentication_failed"
+    if status == 402:
+        return "billing_error"
+    if status is not None and 400 <= status < 500:
+        return "invalid_request"
+    if status is not None and status >= 500:
+        return "server_error"
+    return "unknown"

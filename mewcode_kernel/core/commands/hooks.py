@@ -38,12 +38,13 @@ async def hooks_command(session: AgentSession, args: str) -> CommandResult:
             "| --- | --- | --- | --- | --- | ---: | ---: | --- |",
         ]
         lines += [_row(engine, rule, session.root) for rule in engine.rules]
-    elif engine.hooks.waiting or engine.problems():
+    elif engine.hooks.waiting or engine.problems() or engine.hooks.never:
         lines.append("No hook rules are in use.")
     else:
         lines.append(_NONE)
     extra = [f"- skipped: {_line(p)}" for p in engine.problems()]
     extra += [f"- not used: {_line(w)}" for w in engine.hooks.waiting]
+    extra += [f"- never fires: {_line(n)}" for n in engine.hooks.never]
     if extra:
         lines += ["", *extra]
     if word == "reload":

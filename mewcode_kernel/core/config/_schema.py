@@ -7,7 +7,7 @@ Unknown keys are rejected by the schema and turned into warnings by the loader.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -66,6 +66,9 @@ class SubagentsSection(_Section):
     """``subagents``: how the Agent tool runs children."""
 
     foreground_timeout: PositiveFloat | None = None
+    #: how deep subagents may start subagents (0 and 1: not at all); bounded
+    #: so a project file cannot ask for an unbounded chain of model calls
+    max_depth: Annotated[int, Field(ge=0, le=10, strict=True)] | None = None
 
 
 class ToolSearchSection(_Section):

@@ -135,9 +135,18 @@ class TaskSettings:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SubagentSettings:
     """``subagents``: a foreground subagent still running after
-    ``foreground_timeout`` seconds moves to the background."""
+    ``foreground_timeout`` seconds moves to the background; ``max_depth``:
+    how many levels of subagents may run below the session's agent (a
+    subagent at depth 1 may start one at depth 2, and so on; 0 and 1 both
+    mean subagents never start subagents)."""
 
     foreground_timeout: float = 120.0
+    max_depth: int = 3
+
+    @property
+    def depth_limit(self) -> int:
+        """The deepest level a subagent may run at (at least 1)."""
+        return max(self.max_depth, 1)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -1,7 +1,9 @@
-"""Running one hook action: a shell command, an HTTP request, a prompt or a
-subagent. Each returns a ``Ran``: the verdict and the output to show.
+"""Running one hook action: a shell command, a program (exec form), an HTTP
+request, a prompt, a subagent or an MCP tool. Each returns a ``Ran``: the
+verdict and the output to show.
 
-Shell commands: ``/bin/sh -c COMMAND`` in the project root, in the session's
+Shell commands: ``/bin/sh -c COMMAND`` (the exec form: the program and its
+arguments as given, no shell, ``$CLAUDE_PROJECT_DIR`` filled in) in the project root, in the session's
 OS sandbox when it is active (as ``bash`` runs), in their own process group
 (killed whole on timeout or interrupt), with the payload as one line of JSON
 on stdin and never anywhere else (it is not put into the command line). The
@@ -20,6 +22,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import signal
 import struct
 import termios
@@ -33,10 +36,20 @@ import httpx2
 from ..child_env import ChildEnv
 from ..lifecycle import BLOCKING_EVENTS, HookEvent
 from .refusal import refusal_failure, sandbox_refusal
-from .rules import Action
-from .verdict import Verdict, from_exit, from_json
+from .rules import Action, get_by_path
+from .verdict import Verdict, from_exit, from_json, from_text
 
-__all__ = ["OUTPUT_LIMIT", "Ran", "hook_env", "payload_line", "run_http", "run_shell"]
+__all__ = [
+    "OUTPUT_LIMIT",
+    "Ran",
+    "exec_argv",
+    "fill_holes",
+    "hook_env",
+    "payload_line",
+    "run_http",
+    "run_mcp_tool",
+    "run_shell",
+]
 
 #: Characters of a hook's stdout / stderr kept (what is shown and read).
 OUTPUT_LIMIT = 64_000
@@ -77,8 +90,23 @@ def _kill(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+_PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "MEWCODE_PROJECT_DIR")
+
+
+def exec_argv(argv: Sequence[str], root: Path) -> list[str]:
+    """An exec-form hook's arguments with the project folder filled in
+    (``$CLAUDE_PROJECT_DIR``, ``${CLAUDE_PROJECT_DIR}``); nothing else is
+    expanded: no shell reads them."""
+    out = []
+    for arg in argv:
+        for var in _PROJECT_VARS:
+            arg = arg.replace("${" + var + "}", str(root)).replace("$" + var, str(root))
+        out.append(arg)
+    return out
+
+
 async def run_shell(
-    command: str,
+    command: str | Sequence[str],
     event: HookEvent,
     line: str,
     *,
@@ -88,9 +116,10 @@ async def run_shell(
     wrap: Wrap | None,
     network_off: bool = False,
 ) -> Ran:
-    """Run a shell hook; ``wrap``: the sandbox it runs in (an exit 2 it
-    caused is read as a failure, ``refusal``)."""
-    argv: list[str] = ["/bin/sh", "-c", command]
+    """Run a shell hook (``command`` a string) or a program (an argument
+    list); ``wrap``: the sandbox it runs in (an exit 2 it caused is read as
+    a failure, ``refusal``)."""
+    argv: list[str] = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     if wrap is not None:
         argv = wrap(argv)
     payload = (line + "\n").encode("utf-8", "surrogatepass")
@@ -230,6 +259,12 @@ async def run_http(
     return Ran(verdict=verdict, output=shown)
 
 
+_VERDICT_NOTE = (
+    '\n\nAnswer with one JSON object and nothing else: {"ok": true} when the condition '
+    'holds, or {"ok": false, "reason": "why not"}.'
+)
+
+
 async def run_subagent(
     action: Action, event: HookEvent, payload: Mapping[str, Any], run: RunSubagent | None
 ) -> Ran:
@@ -237,7 +272,14 @@ async def run_subagent(
     output; other text is context for the model's next request."""
     if run is None:
         return Ran(verdict=Verdict(failure="subagents are not available here"))
-    prompt = f"{action.prompt}\n\nThe {event} event (JSON):\n{payload_line(payload)}"
+    line = payload_line(payload)
+    if action.verdict:  # Claude Code's agent hook: $ARGUMENTS is the event
+        asked = action.prompt.replace("$ARGUMENTS", line)
+        if "$ARGUMENTS" not in action.prompt:
+            asked += f"\n\nThe {event} event (JSON):\n{line}"
+        prompt = asked + _VERDICT_NOTE
+    else:
+        prompt = f"{action.prompt}\n\nThe {event} event (JSON):\n{line}"
     answer = (await run(action.agent_name, prompt)).strip()
     if answer.startswith("{"):
         try:
@@ -247,3 +289,31 @@ async def run_subagent(
         if isinstance(data, Mapping):
             return Ran(verdict=from_json(event, data), output=answer)
     return Ran(verdict=Verdict(context=[answer] if answer else []), output=answer)
+
+
+CallTool = Callable[[str, str, dict[str, Any]], Awaitable[str]]
+_HOLE = re.compile(r"\$\{([A-Za-z0-9_.]+)\}")
+
+
+def fill_holes(value: Any, payload: Mapping[str, Any]) -> Any:
+    """An mcp_tool hook's ``input`` with each ``${path}`` in its strings
+    replaced by the payload's value there (text; missing: empty)."""
+    if isinstance(value, str):
+        return _HOLE.sub(lambda m: get_by_path(payload, m.group(1)), value)
+    if isinstance(value, Mapping):
+        return {str(k): fill_holes(v, payload) for k, v in value.items()}
+    if isinstance(value, list):
+        return [fill_holes(v, payload) for v in value]
+    return value
+
+
+async def run_mcp_tool(
+    action: Action, event: HookEvent, payload: Mapping[str, Any], call: CallTool | None
+) -> Ran:
+    """Call a connected MCP server's tool; its text is read like a command
+    hook's stdout (a JSON object decides, other text passes)."""
+    if call is None:
+        return Ran(verdict=Verdict(failure="MCP tools are not available here"))
+    arguments = fill_holes(dict(action.arguments or {}), payload)
+    text = (await call(action.server, action.tool, arguments))[:OUTPUT_LIMIT]
+    return Ran(verdict=from_text(event, text), output=text)

@@ -24,11 +24,30 @@ from typing import Any
 from ..child_env import ChildEnv
 from ..events import HookRan
 from ..fs import Workspace
-from ..lifecycle import BLOCKING_EVENTS, NOTHING, HookEvent, HookOutcome
+from ..lifecycle import (
+    BLOCKING_EVENTS,
+    FEEDBACK_EVENTS,
+    NOTHING,
+    STOP_EVENTS,
+    HookEvent,
+    HookOutcome,
+)
 from ..sandbox import Sandbox, cache_owner
 from ..tools.base import Tool
 from ..trust import script_digest
-from .actions import Ran, RunSubagent, hook_env, payload_line, run_http, run_shell, run_subagent
+from .actions import (
+    CallTool,
+    Ran,
+    RunSubagent,
+    exec_argv,
+    hook_env,
+    payload_line,
+    run_http,
+    run_mcp_tool,
+    run_shell,
+    run_subagent,
+)
+from .if_filter import call_matches
 from .loader import HookSet, load_hooks
 from .rules import HookRule
 from .verdict import Verdict
@@ -90,6 +109,8 @@ class HookEngine:
         #: the session's path resolver (the tools' and the permission gate's)
         self._workspace = workspace or (lambda: Workspace(self.root))
         self.run_subagent = run_subagent
+        #: ``(server, tool, arguments)`` -> text: an mcp_tool hook's call
+        self.call_tool: CallTool | None = None
         self.on_late = on_late
         self._loader = loader
         self.hooks = HookSet()
@@ -125,7 +146,7 @@ class HookEngine:
         rules = [r for r in self.hooks.rules if r.event == event]
         if not rules:
             return NOTHING
-        blocking = event in BLOCKING_EVENTS
+        blocking = event in BLOCKING_EVENTS or event in STOP_EVENTS
         runs: list[HookRan] = []
         warnings: list[str] = []
         messages: list[str] = []
@@ -159,7 +180,7 @@ class HookEngine:
                 messages.append(f"[hook {rule.name}] {self._redact(verdict.message)}")
             context += [self._redact(c) for c in verdict.context]
             verdicts.append((rule, verdict))
-            if verdict.blocked and (blocking or event == "PostToolUse"):
+            if verdict.blocked and (blocking or event in FEEDBACK_EVENTS):
                 blocked_by = (rule, verdict)
                 if blocking:
                     break  # the first block ends this event's rules
@@ -195,13 +216,13 @@ class HookEngine:
         rank = {"allow": 1, "ask": 2, "deny": 3}  # the strictest decision wins
         updated_by = ""
         for rule, v in verdicts:
-            if v.updated_input is not None and event == "PreToolUse":
+            if v.updated_input is not None and event in ("PreToolUse", "PermissionRequest"):
                 updated = self._input_back(rule, payload, v.updated_input)
                 updated_by = rule.name
             if v.stop and not stop:
                 stop, stop_reason = True, self._redact(v.stop_reason) or f"hook {rule.name}"
         for rule, v in verdicts:
-            if v.permission is None or event != "PreToolUse":
+            if v.permission is None or event not in ("PreToolUse", "PermissionRequest"):
                 continue
             if v.permission == "allow" and updated is not None and rule.name != updated_by:
                 # every rule judged the original input: an allow is not carried
@@ -235,6 +256,8 @@ class HookEngine:
     def _applies(self, rule: HookRule, payload: Mapping[str, Any], view: Mapping[str, Any]) -> bool:
         if rule.condition is not None and not rule.condition.holds(view):
             return False
+        if rule.when is not None and not self._when(rule, payload):
+            return False
         if rule.pattern is None:
             return True
         value = str(payload.get(rule.pattern_field, "") or "")
@@ -244,6 +267,15 @@ class HookEngine:
             if tool is not None:
                 names |= set(tool.aliases)
         return any(rule.pattern.fullmatch(n) for n in names)
+
+    def _when(self, rule: HookRule, payload: Mapping[str, Any]) -> bool:
+        """Whether the call of a tool event matches the rule's ``if``."""
+        assert rule.when is not None
+        name = str(payload.get("tool_name") or "")
+        args = payload.get("tool_input")
+        tool = self._tools(name)
+        arguments = args if isinstance(args, Mapping) else {}
+        return call_matches(rule.when, tool, name, arguments, self._workspace())
 
     def _view(self, rule: HookRule, payload: Mapping[str, Any]) -> Mapping[str, Any]:
         """The payload as ``rule`` sees it: Claude Code's rules get Claude Code's
@@ -294,7 +326,7 @@ class HookEngine:
     async def _run(self, rule: HookRule, event: HookEvent, payload: Mapping[str, Any]) -> Ran:
         action = rule.action
         try:
-            if action.type == "shell":
+            if action.type in ("shell", "exec"):
                 changed = _changed_script(self.root, rule.scripts)
                 if changed is not None:
                     return Ran(
@@ -314,8 +346,11 @@ class HookEngine:
                         env = {**env, **cache.env()}
                     wrap = lambda argv: sandbox.wrap(argv, cwd=self.root, cache=cache)  # noqa: E731
                     network_off = sandbox.settings.network == "off"
+                command = (
+                    action.command if action.type == "shell" else exec_argv(action.argv, self.root)
+                )
                 return await run_shell(
-                    action.command,
+                    command,
                     event,
                     payload_line(payload),
                     cwd=self.root,
@@ -328,6 +363,10 @@ class HookEngine:
                 return Ran(verdict=Verdict(context=[action.text]))
             if action.type == "http":
                 return await run_http(action, event, payload, rule.timeout)
+            if action.type == "mcp_tool":
+                return await asyncio.wait_for(
+                    run_mcp_tool(action, event, payload, self.call_tool), rule.timeout
+                )
             return await asyncio.wait_for(
                 run_subagent(action, event, payload, self._subagent), rule.timeout
             )

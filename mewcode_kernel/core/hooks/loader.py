@@ -1,23 +1,26 @@
 """Loading the hook rules of a project and its user.
 
 Order: ``<root>/.mewcode/hooks.yaml``, ``~/.mewcode/hooks.yaml``, then the
-``hooks`` of ``<root>/.claude/settings.json`` and
-``.claude/settings.local.json``. Rules are appended; a rule whose name is
-already taken is skipped ("name conflict").
+``hooks`` of Claude Code's settings: ``<root>/.claude/settings.json``,
+``.claude/settings.local.json``, the user's ``~/.claude/settings.json``,
+then any further ``(HookSource, hooks)`` pairs the caller gives (a
+plugin's ``hooks/hooks.json``), all through ``add_claude_hooks``. Rules are
+appended; a rule whose name is already taken is skipped ("name conflict").
 
 The project's files run only when the project is trusted
 (``core.trust``), and only the content that was trusted: each file is read
 once, and the hooks items of exactly what was read must be among the items
 the trust covers (a file changed after the approval, or between the check
 and the read, is not used). A project hook file that is a symlink leading
-out of the project is never used. The user's own file needs no trust.
+out of the project is never used. The user's own files need no trust.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+import shlex
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -25,26 +28,40 @@ from typing import Any
 import yaml
 
 from ..trust import TRUST_ENV, assess_project, hook_items, hook_scripts
-from ..userdirs import mewcode_home
-from .claude import claude_rules
+from ..userdirs import mewcode_home, user_home
+from .claude import claude_rules, never_firing
 from .rules import FILE, HookRule, RuleError, RuleProblem, Scope, compile_rule, rule_label
 
-__all__ = ["HookSet", "load_hooks"]
+__all__ = ["HookSet", "HookSource", "add_claude_hooks", "load_hooks"]
 
 MEWCODE_FILE = ".mewcode/hooks.yaml"
 CLAUDE_FILES = (".claude/settings.json", ".claude/settings.local.json")
+USER_CLAUDE_FILE = "~/.claude/settings.json"
 
 
 @dataclass(kw_only=True)
 class HookSet:
     """The loaded rules; ``problems``: rejected rules and files;
     ``waiting``: project files not used until the project is trusted;
-    ``sources``: the files rules came from."""
+    ``sources``: the files rules came from; ``never``: hooks on Claude
+    Code events that load but cannot fire here."""
 
     rules: list[HookRule] = field(default_factory=list)
     problems: list[RuleProblem] = field(default_factory=list)
     waiting: list[str] = field(default_factory=list)
     sources: list[Path] = field(default_factory=list)
+    never: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HookSource:
+    """Where a Claude Code ``hooks`` section came from: ``file`` as shown in
+    problems and ``/hooks``, its ``path``, and its ``scope`` (a project's
+    rules are pinned to the scripts they run as trusted)."""
+
+    file: str
+    path: Path
+    scope: Scope
 
 
 def _parse(path: Path, text: str) -> Any:
@@ -107,8 +124,11 @@ def _add(rule: HookRule, shown: str, out: HookSet) -> None:
         out.sources.append(rule.source)
 
 
-def load_hooks(root: Path, *, home: Path | None = None) -> HookSet:
-    """Every rule that may run now (see the module docstring)."""
+def load_hooks(
+    root: Path, *, home: Path | None = None, extra: Iterable[tuple[HookSource, Any]] = ()
+) -> HookSet:
+    """Every rule that may run now (see the module docstring); ``extra``:
+    more Claude Code ``hooks`` sections, already allowed to run."""
     out = HookSet()
     root = Path(os.path.realpath(root))
     trust = assess_project(root, home=home)
@@ -151,25 +171,64 @@ def load_hooks(root: Path, *, home: Path | None = None) -> HookSet:
             ok, data = _read(user, "~/.mewcode/hooks.yaml", out)
             if ok:
                 _mewcode_rules(data, "~/.mewcode/hooks.yaml", user, "user", out)
+    found: list[tuple[HookSource, Any]] = []
     for rel in CLAUDE_FILES:
         ok, data = project(rel)
-        hooks = data.get("hooks") if ok and isinstance(data, Mapping) else None
-        if not hooks:
-            continue
-        rules, problems = claude_rules(hooks, file=rel, source=root / rel, scope="project")
+        if ok and isinstance(data, Mapping) and data.get("hooks"):
+            found.append((HookSource(file=rel, path=root / rel, scope="project"), data["hooks"]))
+    user = _user_claude(root, home, out)
+    if user is not None:
+        found.append(user)
+    add_claude_hooks(out, [*found, *extra], root=root, pin=not trust.everything)
+    return out
+
+
+def add_claude_hooks(
+    out: HookSet, sources: Iterable[tuple[HookSource, Any]], *, root: Path, pin: bool = True
+) -> None:
+    """Compile each ``(source, hooks)`` pair (Claude Code's format) into
+    ``out``: its rules, its problems (file and reason; the rest loads) and
+    its hooks on events that never fire here. ``pin``: project rules keep
+    the scripts they run as they are now (not when trusted by the
+    environment, where scripts may change)."""
+    for source, hooks in sources:
+        out.never += never_firing(hooks, source.file)
+        rules, problems = claude_rules(
+            hooks, file=source.file, source=source.path, scope=source.scope
+        )
         out.problems += problems
         for rule in rules:
-            _add(rule, rel, out)
-        if not trust.everything:  # trusted by the environment: scripts may change
-            _pin_scripts(out, root)
-    return out
+            _add(rule, source.file, out)
+    if pin:
+        _pin_scripts(out, root)
+
+
+def _user_claude(root: Path, home: Path | None, out: HookSet) -> tuple[HookSource, Any] | None:
+    """The ``hooks`` of the user's own ``~/.claude/settings.json`` (no trust
+    needed), unless that file is one of the project's (a project opened at
+    the home folder: the project's copy waits for its trust)."""
+    base = user_home(home)
+    if base is None:
+        return None
+    path = base / ".claude" / "settings.json"
+    if not path.is_file():
+        return None
+    real = os.path.realpath(path)
+    if any(real == os.path.realpath(root / rel) for rel in CLAUDE_FILES):
+        return None
+    ok, data = _read(path, USER_CLAUDE_FILE, out)
+    if not ok or not isinstance(data, Mapping) or not data.get("hooks"):
+        return None
+    return HookSource(file=USER_CLAUDE_FILE, path=path, scope="user"), data["hooks"]
 
 
 def _pin_scripts(out: HookSet, root: Path) -> None:
     """Each project shell rule keeps the scripts it runs as they are now (just
     checked against the trust): the engine runs it only while they still are."""
     for i, rule in enumerate(out.rules):
-        if rule.scope == "project" and rule.action.type == "shell" and not rule.scripts:
-            pinned = tuple(hook_scripts(rule.action.command, root))
+        if rule.scope == "project" and rule.action.type in ("shell", "exec") and not rule.scripts:
+            action = rule.action
+            command = action.command if action.type == "shell" else shlex.join(action.argv)
+            pinned = tuple(hook_scripts(command, root))
             if pinned:
                 out.rules[i] = replace(rule, scripts=pinned)

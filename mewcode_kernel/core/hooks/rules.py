@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from ..lifecycle import BLOCKING_EVENTS, HOOK_EVENTS, HookEvent
 from ..permission.matcher import Matcher, MatcherError, compile_match_spec
+from ..permission.rules import Rule
 from .template import BodyTemplate, TemplateError, as_text
 
 __all__ = [
@@ -35,7 +36,7 @@ DEFAULT_TIMEOUT = 30.0
 #: The ``rule`` of a problem with a whole file.
 FILE = "(file)"
 Scope = Literal["project", "user"]
-ActionType = Literal["shell", "prompt", "http", "subagent"]
+ActionType = Literal["shell", "exec", "prompt", "http", "subagent", "mcp_tool"]
 _DURATION = re.compile(r"(\d+(?:\.\d+)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -91,12 +92,16 @@ class Condition:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Action:
-    """What a rule does. ``command`` (shell), ``text`` (prompt), ``url`` /
-    ``method`` / ``headers`` / ``body`` (http), ``agent_name`` / ``prompt``
-    (subagent)."""
+    """What a rule does. ``command`` (shell), ``argv`` (exec: a program and
+    its arguments, no shell), ``text`` (prompt), ``url`` / ``method`` /
+    ``headers`` / ``body`` (http), ``agent_name`` / ``prompt`` (subagent;
+    ``verdict``: the answer is Claude Code's ``{ok, reason}``), ``server`` /
+    ``tool`` / ``arguments`` (mcp_tool: ``${path}`` holes filled from the
+    payload)."""
 
     type: ActionType
     command: str = ""
+    argv: tuple[str, ...] = ()
     text: str = ""
     url: str = ""
     method: str = "POST"
@@ -104,14 +109,20 @@ class Action:
     body: BodyTemplate | None = None
     agent_name: str = ""
     prompt: str = ""
+    verdict: bool = False
+    server: str = ""
+    tool: str = ""
+    arguments: Mapping[str, Any] | None = None
 
     @property
     def shown(self) -> str:
         what = {
             "shell": self.command,
+            "exec": " ".join(self.argv),
             "prompt": self.text,
             "http": f"{self.method} {self.url}",
             "subagent": self.agent_name,
+            "mcp_tool": f"mcp__{self.server}__{self.tool}",
         }[self.type]
         return f"{self.type}: {' '.join(what.split())}"
 
@@ -136,6 +147,9 @@ class HookRule:
     run_async: bool = False
     timeout: float = DEFAULT_TIMEOUT
     claude: bool = False
+    #: Claude Code's ``if``: a permission rule (``Bash(rm *)``) the call must
+    #: match, read by the permission engine itself (``if_filter``)
+    when: Rule | None = None
     #: a project hook's scripts as trusted (path in the root, SHA-256): checked
     #: before each run, so a script edited after the approval never runs
     scripts: tuple[tuple[str, str], ...] = ()
@@ -143,9 +157,8 @@ class HookRule:
     @property
     def matcher(self) -> str:
         """The rule's condition in words, for ``/hooks``."""
-        if self.matcher_shown:
-            return self.matcher_shown
-        return self.condition.shown if self.condition is not None else "*"
+        shown = self.matcher_shown or (self.condition.shown if self.condition is not None else "*")
+        return f"{shown} if {self.when.text}" if self.when is not None else shown
 
 
 def parse_duration(value: Any) -> float:

@@ -7,8 +7,12 @@ Exit 0 passes; a JSON object on stdout may then say more (``decision``,
 ``additionalContext``, ``continue`` + ``stopReason``, ``systemMessage``).
 Plain stdout of a ``UserPromptSubmit`` or ``SessionStart`` hook is context
 for the model, as in Claude Code. Exit 2 blocks a blocking event (reason:
-stderr, else stdout); after ``PostToolUse`` its stderr goes to the model.
-Anything else is a failure, and a failure passes.
+stderr, else stdout) and keeps a ``Stop`` / ``SubagentStop`` turn going;
+after ``PostToolUse`` / ``PostToolUseFailure`` its stderr goes to the
+model. Anything else is a failure, and a failure passes. An ``agent``
+hook's ``{"ok": false, "reason"}`` is a block; a ``PermissionRequest``
+hook answers with ``hookSpecificOutput.decision`` {``behavior``
+allow|deny, ``message``, ``updatedInput``}.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..lifecycle import BLOCKING_EVENTS, HookEvent
+from ..lifecycle import BLOCKING_EVENTS, FEEDBACK_EVENTS, STOP_EVENTS, HookEvent
 
 __all__ = ["Verdict", "from_exit", "from_json", "from_text"]
 
@@ -66,7 +70,7 @@ def from_json(event: HookEvent, data: Mapping[str, Any]) -> Verdict:
         v.stop_reason = str(data.get("stopReason") or "")
     decision = data.get("decision")
     reason = str(data.get("reason") or "")
-    if decision == "block":
+    if decision == "block" or data.get("ok") is False:
         v.blocked = True
         v.reason = reason
     elif decision == "approve" and event == "PreToolUse":
@@ -83,6 +87,7 @@ def from_json(event: HookEvent, data: Mapping[str, Any]) -> Verdict:
         extra = specific.get("additionalContext")
         if isinstance(extra, str) and extra.strip():
             v.context.append(extra)
+        _permission_request(v, event, specific.get("decision"))
     updated = data.get("updatedInput")
     if v.updated_input is None and isinstance(updated, Mapping):
         v.updated_input = dict(updated)
@@ -93,6 +98,19 @@ def from_json(event: HookEvent, data: Mapping[str, Any]) -> Verdict:
     if isinstance(message, str) and message.strip():
         v.message = message.strip()
     return v
+
+
+def _permission_request(v: Verdict, event: HookEvent, decided: Any) -> None:
+    """A ``PermissionRequest`` hook's answer for the person it stands in for."""
+    if event != "PermissionRequest" or not isinstance(decided, Mapping):
+        return
+    behavior = decided.get("behavior")
+    if behavior in ("allow", "deny"):
+        v.permission = behavior
+        v.permission_reason = str(decided.get("message") or "")
+    updated = decided.get("updatedInput")
+    if behavior == "allow" and isinstance(updated, Mapping):
+        v.updated_input = dict(updated)
 
 
 def from_text(event: HookEvent, stdout: str) -> Verdict:
@@ -114,10 +132,10 @@ def from_exit(event: HookEvent, code: int, stdout: str, stderr: str) -> Verdict:
     """A shell hook's verdict from its exit code and output."""
     if code == 0:
         return from_text(event, stdout)
-    if code == 2 and event in BLOCKING_EVENTS:
+    if code == 2 and (event in BLOCKING_EVENTS or event in STOP_EVENTS):
         reason = stderr.strip() or stdout.strip() or "blocked by hook (exit code 2)"
         return Verdict(blocked=True, reason=reason)
-    if code == 2 and event == "PostToolUse" and stderr.strip():
+    if code == 2 and event in FEEDBACK_EVENTS and stderr.strip():
         return Verdict(blocked=True, reason=stderr.strip())  # Claude Code: stderr to the model
     detail = stderr.strip().splitlines()[-1] if stderr.strip() else ""
     return Verdict(failure=f"exit {code}" + (f": {detail}" if detail else ""))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..messages import Message
 from .environment import gather_environment, idle_note, render_environment
-from .instructions import load_instructions
+from .instructions import InstructionFile, load_instructions
 from .memory import MemoryStore
 from .system import build_system_prompt
 from .turn import turn_message
@@ -43,12 +43,15 @@ class PromptAssembler:
         self.home = home if home is not None else Path.home()
         self.memory = MemoryStore(root, home=self.home)
         self.skills = skills
+        #: the instruction files the last ``system_prompt`` read
+        self.files: tuple[InstructionFile, ...] = ()
 
     def system_prompt(self) -> tuple[str, list[str]]:
         """The system prompt as of now, and warnings to show (size caps,
         missing imports). Read from disk: call it at session boundaries only."""
         trusted = self.trusted() if callable(self.trusted) else self.trusted
         instructions = load_instructions(self.root, home=self.home, trusted=trusted)
+        self.files = instructions.files
         memory, memory_warnings = self.memory.render()
         prompt = build_system_prompt(
             instructions=instructions.render(),

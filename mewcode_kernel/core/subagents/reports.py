@@ -15,6 +15,7 @@ from ..messages import Message, TextBlock
 from ..tasks import TaskInfo
 from ..tools.context import RunContext
 from ..usage import Usage
+from .definition import AgentDefinition
 from .fork import fork_history
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "answer",
     "context_for_fork",
     "nest",
+    "role_prompt",
     "status_line",
     "task_message",
     "task_notification",
@@ -97,3 +99,16 @@ def status_line(info: TaskInfo, status: str) -> str:
     if info.state == "queued":
         body["queued"] = True
     return json.dumps(body)
+
+
+def role_prompt(definition: AgentDefinition, *, subagent: bool = True) -> str:
+    """A role's system prompt: its definition's body (and, for a subagent,
+    who reads its answer). Nothing in it changes between runs, so the
+    prompt cache holds; where it works comes in the first message."""
+    if not subagent:
+        return definition.system_prompt
+    note = (
+        "You are running as a subagent of MewCode: your final answer goes back to the "
+        "agent that asked, not to the user."
+    )
+    return f"{definition.system_prompt}\n\n{note}".strip()

@@ -1,10 +1,10 @@
 """``SubagentRunner``: runs subagents for the ``Agent`` tool and keeps track
 of them as tasks.
 
-A run builds a child ``Agent`` from a definition: the parent's provider
-(asked for the routed model), the filtered tools, a gate derived from the
-parent's (never more lenient; read-only for read-only roles), the parent's
-hooks, a fresh conversation (a role) or the parent's live history (a fork).
+A run builds a child ``Agent`` of the calling agent (one level deeper,
+``depth``) from a definition: the parent's provider (the routed model), its
+tools filtered, a gate derived from its (never more lenient; read-only for
+read-only roles), its hooks, a fresh conversation or the live history (a fork).
 
 * Foreground: the child's events stream to the parent as nested progress;
   a child still running after ``foreground_timeout`` moves to the
@@ -46,13 +46,16 @@ from ..tasks import FINISHED, TaskInfo, TaskManager, TaskRecorder, TaskUpdate
 from ..tools.context import RunContext
 from ..usage import Usage
 from .catalog import AgentCatalog
-from .definition import MODEL_ALIASES, AgentDefinition
+from .definition import AgentDefinition
+from .depth import child_depth, nesting_on
+from .events import child_lifecycle, completed, route_model, started, task_created
 from .fork import FORK_NAME, fork_definition, fork_history, fork_prompt
 from .reports import (
     NOTIFICATION_LIMIT,
     answer,
     context_for_fork,
     nest,
+    role_prompt,
     status_line,
     task_message,
     task_notification,
@@ -160,6 +163,9 @@ class SubagentRunner:
     async def run(self, ctx: RunContext, request: SubagentRequest) -> str:
         """Run ``request``: the final answer (foreground), or where the task is."""
         fork = request.subagent_type is None
+        caller = self._caller(ctx)
+        if fork and caller.spec.depth > 0:  # a fork copies the session's history, not its own
+            raise ToolError("a subagent cannot fork itself; name a subagent_type")
         if fork:
             definition = fork_definition()
         else:
@@ -173,9 +179,7 @@ class SubagentRunner:
         background = fork or definition.background or request.run_in_background
         if background and self.task_manager is None:
             raise ToolError("background subagents need a task manager, and this session has none")
-        child = self._child(
-            definition, request, background=background, fork=fork, parent=self._caller(ctx)
-        )
+        child = self._child(definition, request, background=background, fork=fork, parent=caller)
         for note in child.notes:  # for the person; the model needs none of it
             if ctx.call is not None:
                 ctx.emit(Notice(level="warning", message=note))
@@ -185,6 +189,9 @@ class SubagentRunner:
             root = ctx.root
             env = render_environment(await asyncio.to_thread(gather_environment, root))
             message = turn_message(request.prompt, environment=env)
+        if background:
+            await task_created(ctx, caller.lifecycle, child.id, request.description, request.prompt)
+        await started(ctx, child.agent)
         if background:
             return self._launch(child, message, request, ctx.call.id if ctx.call else "")
         return await self._foreground(ctx, child, message, request)
@@ -205,7 +212,9 @@ class SubagentRunner:
         and sandbox are never wider than the parent's (delegation narrows)."""
 
         parent = parent or self._agent()
-        tools = child_tools(parent.tools, definition, background=background)
+        child_depth(parent.spec.depth, self.settings)  # refused past the limit
+        nest = nesting_on(self.settings) and not fork  # a fork is a copy, never a parent
+        tools = child_tools(parent.tools, definition, background=background, nest=nest)
         notes: list[str] = []
         unknown = unknown_entries(definition, parent.tools)
         if unknown:
@@ -221,10 +230,11 @@ class SubagentRunner:
             read_only=is_read_only_role(definition, tools),
             system_prompt=system_prompt
             if system_prompt is not None
-            else (parent.spec.system_prompt if fork else self._system_prompt(definition)),
+            else (parent.spec.system_prompt if fork else self.system_prompt(definition)),
             model=model,
             max_turns=definition.max_turns,
             unknown_tool_limit=SUBAGENT_UNKNOWN_TOOL_LIMIT,
+            delegated=True,
         )
         context = parent.context
         child_id = child_id or self._new_id()
@@ -237,14 +247,18 @@ class SubagentRunner:
                 transcript = subagent_transcript(directory, child_id)
                 for message in conversation.messages:
                     transcript.append(message)
-        if directory is not None:
-            conversation.on_append = subagent_transcript(directory, child_id).append
+        transcript = subagent_transcript(directory, child_id) if directory is not None else None
+        if transcript is not None:
+            conversation.on_append = transcript.append
         # the parent's provider, hooks, sandbox, secrets and environment; its own
         # state, context and (in the background) approvals
         agent = parent.replaced(
             spec=spec,
             approvals=self._approvals(parent, background, child_id),
             state=ConversationState(),
+            lifecycle=child_lifecycle(
+                parent, child_id, definition.name, transcript.path if transcript else None
+            ),
             context=ContextManager(
                 window=context.window if context is not None else DEFAULT_WINDOW,
                 policy=context.policy if context is not None else None,
@@ -272,33 +286,12 @@ class SubagentRunner:
         return services if isinstance(services, Agent) else self._agent()
 
     def system_prompt(self, definition: AgentDefinition, *, subagent: bool = True) -> str:
-        """A role's system prompt: its definition's body (and, for a subagent,
-        who reads its answer). Nothing in it changes between runs, so the
-        prompt cache holds; where it works comes in the first message."""
-        if not subagent:
-            return definition.system_prompt
-        note = (
-            "You are running as a subagent of MewCode: your final answer goes back to the "
-            "agent that asked, not to the user."
-        )
-        return f"{definition.system_prompt}\n\n{note}".strip()
-
-    def _system_prompt(self, definition: AgentDefinition) -> str:
-        return self.system_prompt(definition)
+        """A role's system prompt (``reports.role_prompt``)."""
+        return role_prompt(definition, subagent=subagent)
 
     def route(self, wanted: str) -> tuple[str | None, str | None]:
         """The model id to ask for (``None``: the parent's), and a note."""
-        if not wanted or wanted == "inherit":
-            return None, None
-        if wanted in MODEL_ALIASES:
-            mapped = self._aliases().get(wanted)
-            if mapped is None:
-                return None, (
-                    f"no model is configured for {wanted!r} with this provider (set "
-                    f"providers.<name>.models.{wanted} in .mewcode.yaml); using the parent's model"
-                )
-            return mapped, None
-        return wanted, None
+        return route_model(wanted, self._aliases())
 
     def _approvals(self, parent: Agent, background: bool, task_id: str) -> ApprovalFlow:
         """A foreground child asks where its parent does; a background one on
@@ -341,8 +334,9 @@ class SubagentRunner:
 
     def _launch(self, child: _Child, message: Message, req: SubagentRequest, parent: str) -> str:
         assert self.task_manager is not None
+        lifecycle, task = self._agent().lifecycle, (child.id, req.description, req.prompt)
         info = self.task_manager.launch(
-            lambda: child.agent.run(child.conversation, message),
+            lambda: completed(child.agent.run(child.conversation, message), lifecycle, *task),
             name=child.name, kind="subagent", description=req.description,
             role=child.definition.name, task_id=child.id, parent_call=parent,
         )  # fmt: skip

@@ -1,9 +1,10 @@
 """Which of the parent's tools a subagent gets (the reference design's
 five-layer filter, on tool metadata):
 
-1. the parent's tools, 2. minus the ``Agent`` tool (a subagent never
-delegates), 3. for background runs only the tools marked ``background_ok``
-(file tools, ``bash``, skills, MCP tools), 4. minus the definition's
+1. the parent's tools, 2. minus the ``Agent`` tool unless the child may
+delegate in turn (``nest``), 3. for background runs only the tools marked
+``background_ok`` (file tools, ``bash``, skills, MCP tools; not ``Agent``:
+a background run does not nest), 4. minus the definition's
 ``disallowedTools``, 5. within its ``tools`` allowlist when it has one
 (``system`` tools such as ``load_skill`` are never filtered out by an
 allowlist). Entries match a tool's name, one of its aliases (``Read``,
@@ -27,10 +28,11 @@ def _named(tool: Tool, entries: Iterable[str]) -> bool:
 
 
 def child_tools(
-    parent: Iterable[Tool], definition: AgentDefinition, *, background: bool
+    parent: Iterable[Tool], definition: AgentDefinition, *, background: bool, nest: bool = False
 ) -> list[Tool]:
-    """The tools a run of ``definition`` is offered, in the parent's order."""
-    tools = [t for t in parent if t.family != "agent"]
+    """The tools a run of ``definition`` is offered, in the parent's order
+    (``nest``: the child may start subagents of its own)."""
+    tools = [t for t in parent if nest or t.family != "agent"]
     if background:
         tools = [t for t in tools if t.background_ok]
     tools = [t for t in tools if not _named(t, definition.disallowed_tools)]

@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ..events import AgentEvent, AssistantMessage, ToolFinished, TurnDone
+from ..events import AgentEvent, AssistantMessage, ToolFinished, ToolProgress, TurnDone, innermost
 from ..usage import Usage
 
 __all__ = ["TaskInfo", "TaskManager", "TaskState", "TaskUpdate"]
@@ -349,7 +349,10 @@ class TaskManager:
 
     def _observe(self, task: _Task, event: AgentEvent, *, forward: bool = True) -> None:
         changes: dict[str, Any] = {"last_activity_at": self._clock()}
-        if isinstance(event, AssistantMessage):
+        deeper = innermost(event) if isinstance(event, ToolProgress) else None
+        if isinstance(deeper, AssistantMessage):  # a subagent the task started spent it
+            changes["usage"] = task.info.usage + deeper.usage
+        elif isinstance(event, AssistantMessage):
             changes["usage"] = task.info.usage + event.usage
             if event.message.text:
                 changes["last_activity"] = event.message.text.strip().splitlines()[0][:200]

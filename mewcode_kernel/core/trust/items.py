@@ -184,8 +184,11 @@ def _claude_commands(hooks: Any) -> list[str]:
             inner = _get(entry, "hooks")
             for hook in inner if isinstance(inner, list) else [entry]:
                 command = _get(hook, "command")
+                args = _get(hook, "args")
                 if isinstance(command, str):
                     out.append(command)
+                elif isinstance(args, list) and all(isinstance(a, str) for a in args):
+                    out.append(shlex.join(args))  # the exec form: its scripts are pinned too
     return out
 
 
@@ -201,8 +204,10 @@ def _claude_hooks(hooks: Any) -> str:
             where = f"{event} ({matcher})" if matcher else str(event)
             inner = _get(entry, "hooks")
             for hook in inner if isinstance(inner, list) else [entry]:
+                args = _get(hook, "args")
                 what = (
                     _get(hook, "command")
+                    or (shlex.join(map(str, args)) if isinstance(args, list) else None)
                     or _get(hook, "prompt")
                     or json.dumps(hook, sort_keys=True, ensure_ascii=False, default=str)
                 )
