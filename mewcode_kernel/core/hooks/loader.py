@@ -27,6 +27,7 @@ import yaml
 from ..trust import TRUST_ENV, assess_project, hook_items, hook_scripts
 from ..userdirs import mewcode_home
 from .claude import claude_rules
+from .plugin_hooks import plugin_rules
 from .rules import FILE, HookRule, RuleError, RuleProblem, Scope, compile_rule, rule_label
 
 __all__ = ["HookSet", "load_hooks"]
@@ -162,6 +163,11 @@ def load_hooks(root: Path, *, home: Path | None = None) -> HookSet:
             _add(rule, rel, out)
         if not trust.everything:  # trusted by the environment: scripts may change
             _pin_scripts(out, root)
+    rules, problems, waiting = plugin_rules(root, home, trust)
+    out.problems += problems
+    out.waiting += waiting
+    for rule in rules:
+        _add(rule, rule.name.split(":")[0], out)
     return out
 
 
