@@ -204,7 +204,8 @@ class SkillCatalog:
     def __init__(self, root: Path, *, home: Path | None = None) -> None:
         self.root = root
         self.home = home if home is not None else Path.home()
-        self._given_home = home
+        #: the home folder asked for (``None``: the user's): plugins are found from it
+        self.given_home = home
         self.plugin_roots: dict[str, Path] = {}
         #: the user's MewCode folder (``MEWCODE_HOME``), where user skills are installed
         self.state = mewcode_home(home) or self.home / ".mewcode"
@@ -214,9 +215,9 @@ class SkillCatalog:
         self._snapshot = _scan(self.folders, self._extra())
 
     def _extra(self) -> tuple[list[Skill], list[str]]:
-        plugins = discover_plugins(self.root, home=self._given_home)
+        plugins = discover_plugins(self.root, home=self.given_home)
         self.plugin_roots = {p.name: p.root for p in plugins.plugins}
-        return extra_skills(self.root, self._given_home, plugins)
+        return extra_skills(self.root, self.given_home, plugins)
 
     def reload(self) -> None:
         """Read the folders again (blocking file I/O: use a thread in async code)."""
