@@ -132,7 +132,8 @@ def _entry(raw: Any, base: str, top: str) -> MarketEntry:
     ref = source.get("ref") if isinstance(source.get("ref"), str) else None
     try:
         if kind == "github" and isinstance(source.get("repo"), str):
-            return MarketEntry(git=git_source(source["repo"], ref=ref), **common)
+            repo = f"https://github.com/{source['repo']}"
+            return MarketEntry(git=git_source(repo, ref=ref), **common)
         if kind in ("url", "git") and isinstance(source.get("url"), str):
             return MarketEntry(git=git_source(source["url"], ref=ref), **common)
         if kind == "git-subdir" and isinstance(source.get("url"), str):
