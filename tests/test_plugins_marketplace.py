@@ -153,7 +153,7 @@ async def test_a_plugin_holding_links_or_fifos_is_not_installed(
         os.symlink("/etc/passwd", plugin / "skills" / "sort" / "notes.md")
     else:
         os.mkfifo(plugin / "pipe")
-    with pytest.raises(MarketplaceError, match="symlink|not a regular file"):
+    with pytest.raises(MarketplaceError, match=r"symlink|not a regular file"):
         await install_plugin("tidy@local", home=home)
     assert content_hash(first.directory) == first.sha256  # the earlier install is intact
     leftovers = [p.name for p in first.directory.parent.iterdir()]
