@@ -134,7 +134,7 @@ def test_the_next_session_has_its_agent_and_mcp_server(
                         },
                     )
                 ]
-            ),  # fmt: skip
+            ),
             reply(text="Yes."),
             reply(text="The helper said yes."),
         )
