@@ -278,3 +278,67 @@ def test_a_bad_server_entry_is_reported_and_the_others_start(world: dict[str, Pa
     found = discover_plugins(root, home=home)
     assert list(plugin_servers(found, {})) == ["plugin_srv_good"]
     assert any("server 'bad' was ignored" in p for p in found.problems)
+
+
+async def test_a_folder_name_holding_shell_syntax_stays_a_name_in_hook_commands(
+    world: dict[str, Path],
+) -> None:
+    """``${CLAUDE_PLUGIN_ROOT}`` reaches a hook's shell as a variable, never
+    pasted into the command: a folder called ``$(touch INJECTED)`` runs
+    nothing of its name."""
+    from mewcode_kernel.core.hooks import HookEngine
+
+    root, home, tmp = world["root"], world["home"], world["tmp"]
+    for name in [
+        "p$(touch INJECTED)",
+        "p`touch INJECTED`",
+        'p";touch INJECTED;"',
+        "p'; touch INJECTED; '",
+    ]:
+        folder = tmp / "plugins" / name
+        plugin = make_plugin(
+            folder,
+            "quoted",
+            hooks={"SessionStart": [{"hooks": [
+                {"type": "command", "command": 'sh "${CLAUDE_PLUGIN_ROOT}/hooks/run.sh"'},
+                {"type": "command", "command": "sh $CLAUDE_PLUGIN_ROOT/hooks/run.sh"},
+            ]}]},
+        )  # fmt: skip
+        (plugin / "hooks" / "run.sh").write_text(f'echo ran >> "{root}/ran"\n')
+        user_config(home, f"plugins: [{json.dumps(str(plugin))}]\n")
+        engine = HookEngine(root, home=home)
+        await engine.dispatch("SessionStart", {"session_id": "s", "source": "startup"})
+        assert not (root / "INJECTED").exists()  # hooks run in the project
+        assert not (tmp / "plugins" / "INJECTED").exists()
+    assert (root / "ran").read_text().count("ran") >= 4  # the quoted form ran each time
+
+
+def test_project_command_files_do_not_follow_links_out(world: dict[str, Path]) -> None:
+    root, home, outside = world["root"], world["home"], world["outside"]
+    (root / ".claude" / "commands").mkdir(parents=True)
+    os.symlink(outside / "secret.md", root / ".claude" / "commands" / "evil.md")
+    (root / ".claude" / "commands" / "good.md").write_text("fine\n")
+    catalog = SkillCatalog(root, home=home)
+    assert catalog.get("good") is not None and catalog.get("evil") is None
+    assert any("evil.md: leads out of its folder" in p for p in catalog.problems)
+    assert SECRET not in everything(root, home)
+
+
+def test_a_commands_folder_that_is_a_link_out_of_the_project_is_not_read(
+    world: dict[str, Path],
+) -> None:
+    root, home, outside = world["root"], world["home"], world["outside"]
+    (root / ".claude").mkdir()
+    os.symlink(outside / "commands", root / ".claude" / "commands")
+    assert SECRET not in everything(root, home)
+
+
+def test_a_sibling_folder_sharing_the_plugin_s_name_prefix_is_outside(
+    world: dict[str, Path],
+) -> None:
+    root, home, tmp = world["root"], world["home"], world["tmp"]
+    plugin = make_plugin(tmp / "p", "prefix")
+    make_plugin(tmp / "p-evil", "x", skills={"stolen": SECRET})
+    os.symlink(tmp / "p-evil" / "skills", plugin / "skills")
+    user_config(home, f"plugins: [{plugin}]\n")
+    assert SECRET not in everything(root, home)
