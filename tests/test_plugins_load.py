@@ -197,3 +197,20 @@ def test_plugin_hooks_get_the_plugin_root_in_their_environment(tmp_path: Path) -
     [rule] = load_hooks(root, home=home).rules
     assert dict(rule.env) == {"CLAUDE_PLUGIN_ROOT": str(plugin.resolve())}
     assert rule.scope == "user" and rule.name.startswith("hooked:hooks/hooks.json")
+
+
+def test_parts_mewcode_has_no_use_for_are_noted_not_rejected(tmp_path: Path) -> None:
+    root, home = dirs(tmp_path)
+    plugin = make_plugin(
+        tmp_path / "p",
+        "lsp",
+        skills={"s": "x"},
+        manifest={"lspServers": {"py": {"command": "pyright"}}},
+    )
+    user_config(home, f"plugins: [{plugin}]\n")
+    found = discover_plugins(root, home=home)
+    assert [p.name for p in found.plugins] == ["lsp"] and found.problems == ()
+    assert found.notes == (
+        f"{plugin.resolve() / '.claude-plugin' / 'plugin.json'}: 'lspServers' is not used by "
+        "MewCode; the rest of the plugin is",
+    )

@@ -31,6 +31,8 @@ MANIFEST = ".claude-plugin/plugin.json"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _DEFAULTS = {"skills": "skills", "commands": "commands", "agents": "agents"}
 _MAX_FILES = 500
+#: parts of a Claude Code plugin MewCode has no use for: noted, never an error
+_UNUSED = ("lspServers", "outputStyles", "userConfig", "channels")
 
 
 class PluginError(ValueError):
@@ -78,6 +80,9 @@ def read_plugin(
             raise PluginError(f"{folder}: has no {MANIFEST}, and {name!r} is no plugin name")
         notes.append(f"{folder}: has no {MANIFEST}; named {name!r} after its folder")
     where = str(manifest_path)
+    for key in _UNUSED:
+        if key in data:
+            notes.append(f"{where}: '{key}' is not used by MewCode; the rest of the plugin is")
 
     def component(field: str, default: str | None) -> list[Path]:
         found: list[Path] = []
