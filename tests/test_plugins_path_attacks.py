@@ -342,3 +342,25 @@ def test_a_sibling_folder_sharing_the_plugin_s_name_prefix_is_outside(
     os.symlink(tmp / "p-evil" / "skills", plugin / "skills")
     user_config(home, f"plugins: [{plugin}]\n")
     assert SECRET not in everything(root, home)
+
+
+@pytest.mark.parametrize(
+    "where",
+    [".claude-plugin/plugin.json", "hooks/hooks.json", ".mcp.json", "skills/s/SKILL.md",
+     "commands/c.md", "agents/a.md"],
+)  # fmt: skip
+def test_a_fifo_planted_in_a_plugin_does_not_block_loading(
+    world: dict[str, Path], where: str
+) -> None:
+    root, home = world["root"], world["home"]
+    plugin = make_plugin(world["tmp"] / "p", "piped", skills={"ok": "fine"})
+    (plugin / where).parent.mkdir(parents=True, exist_ok=True)
+    (plugin / where).unlink(missing_ok=True)
+    os.mkfifo(plugin / where)
+    user_config(home, f"plugins: [{plugin}]\n")
+    everything(root, home)  # returns: nothing waits on the pipe
+    found = discover_plugins(root, home=home)
+    if where.endswith("plugin.json"):
+        assert found.plugins == () and "cannot be read" in found.problems[0]
+    else:
+        assert SkillCatalog(root, home=home).get("piped:ok") is not None
