@@ -44,7 +44,9 @@ LAYERS: tuple[frozenset[str], ...] = (
             "key_file",
         }
     ),
-    frozenset({"config", "fs", "prompt", "conversation", "sandbox", "trust", "notebook"}),
+    frozenset(
+        {"config", "fs", "prompt", "conversation", "sandbox", "trust", "notebook", "plugins"}
+    ),
     frozenset({"providers"}),
     frozenset({"tools"}),
     frozenset({"permission", "mcp"}),

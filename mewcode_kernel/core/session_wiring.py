@@ -26,6 +26,7 @@ from .locations import forwarding_hint, locate_root
 from .mcp import McpToolset
 from .notebook import NotebookAccess
 from .permission import ApprovalHandler, Mode, PermissionGate
+from .plugins import discover_plugins, plugin_servers
 from .providers.factory import build_provider
 from .tasks import TaskManager
 from .tools import Toolset
@@ -88,6 +89,10 @@ def open_session(
     config = load_config(root_path, home=home, env=keyed, trust=trust)
     if more_mcp_servers:
         config = replace(config, mcp_servers={**more_mcp_servers, **config.mcp_servers})
+    plugins = discover_plugins(root_path, home=home)
+    if plugins.plugins:  # a configured server keeps its name
+        added = plugin_servers(plugins, keyed)
+        config = replace(config, mcp_servers={**added, **config.mcp_servers})
     settings = config.select_provider(provider, model)
     built = build_provider(settings, record_to=record_to, replay_from=replay_from)
     personal, left_out = home, []
@@ -123,7 +128,7 @@ def open_session(
         session.notify(
             Notice(level="info", message=REPLAY_LEAVES_OUT.format(what=", ".join(left_out)))
         )
-    for problem in located.problems:
+    for problem in [*located.problems, *plugins.problems]:
         session.notify(Notice(level="warning", message=problem))
     if settings.is_offline and replay_from is None:
         hint = forwarding_hint(ENV_API_KEY.values(), keyed)

@@ -56,6 +56,7 @@ _MODULES: tuple[str, ...] = (
     "hooks",
     "rewind",
     "doctor",
+    "plugins",
 )
 
 

@@ -221,13 +221,15 @@ class ConfigFile(_Section):
     telemetry: TelemetrySection = Field(default_factory=TelemetrySection)
     mcp_env_allowlist: list[str] = Field(default_factory=list)
     env_allowlist: list[str] = Field(default_factory=list)
+    #: plugin folders to load (``core.plugins``); a project's stay inside it
+    plugins: list[str] = Field(default_factory=list)
 
     @field_validator(*_NULLABLE_SECTIONS, mode="before")
     @classmethod
     def _null_is_empty(cls, value: Any) -> Any:
         return {} if value is None else value
 
-    @field_validator("mcp_env_allowlist", "env_allowlist", mode="before")
+    @field_validator("mcp_env_allowlist", "env_allowlist", "plugins", mode="before")
     @classmethod
     def _one_name_is_a_list(cls, value: Any) -> Any:
         if value is None:

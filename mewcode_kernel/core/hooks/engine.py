@@ -327,7 +327,7 @@ class HookEngine:
         action = rule.action
         try:
             if action.type in ("shell", "exec"):
-                changed = _changed_script(self.root, rule.scripts)
+                changed = _changed_script(rule.scripts_root or self.root, rule.scripts)
                 if changed is not None:
                     return Ran(
                         verdict=Verdict(
@@ -338,6 +338,7 @@ class HookEngine:
                 sandbox = self._sandbox()
                 wrap = None
                 env = hook_env(self.root, str(payload.get("session_id") or ""), self._child_env())
+                env = {**env, **dict(rule.env)}
                 network_off = False
                 if sandbox is not None and sandbox.active:
                     # the user's hooks and each project's keep their own tool cache

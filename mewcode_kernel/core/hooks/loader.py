@@ -30,6 +30,7 @@ import yaml
 from ..trust import TRUST_ENV, assess_project, hook_items, hook_scripts
 from ..userdirs import mewcode_home, user_home
 from .claude import claude_rules, never_firing
+from .plugin_hooks import plugin_rules
 from .rules import FILE, HookRule, RuleError, RuleProblem, Scope, compile_rule, rule_label
 
 __all__ = ["HookSet", "HookSource", "add_claude_hooks", "load_hooks"]
@@ -180,6 +181,11 @@ def load_hooks(
     if user is not None:
         found.append(user)
     add_claude_hooks(out, [*found, *extra], root=root, pin=not trust.everything)
+    rules, problems, waiting = plugin_rules(root, home, trust)
+    out.problems += problems
+    out.waiting += waiting
+    for rule in rules:
+        _add(rule, rule.name.split(":")[0], out)
     return out
 
 

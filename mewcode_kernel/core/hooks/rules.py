@@ -153,6 +153,11 @@ class HookRule:
     #: a project hook's scripts as trusted (path in the root, SHA-256): checked
     #: before each run, so a script edited after the approval never runs
     scripts: tuple[tuple[str, str], ...] = ()
+    #: where ``scripts`` lie (``None``: the project root); a plugin's folder
+    scripts_root: Path | None = None
+    #: variables its command gets on top of the hook environment (a plugin's
+    #: ``CLAUDE_PLUGIN_ROOT``: the shell expands it, so a folder name stays a name)
+    env: tuple[tuple[str, str], ...] = ()
 
     @property
     def matcher(self) -> str:

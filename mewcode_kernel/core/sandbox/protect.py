@@ -36,8 +36,9 @@ from .leases import Placeholder
 
 __all__ = ["SHOWN_USER_FOLDERS", "Protection", "UserState", "project_protection", "user_state"]
 
-#: the user's own folders that stay visible (read-only): their skills' scripts run
-SHOWN_USER_FOLDERS: tuple[str, ...] = ("skills", "agents", "hooks")
+#: the user's own folders that stay visible (read-only): their skills' and
+#: plugins' scripts run
+SHOWN_USER_FOLDERS: tuple[str, ...] = ("skills", "agents", "hooks", "plugins")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -29,9 +29,11 @@ from pathlib import Path
 
 from ..errors import SkillError
 from ..fs.read_regular import read_regular_file
+from ..plugins import discover_plugins
 from ..project_paths import PROJECT_SKILL_PARENTS
 from ..userdirs import display_path, mewcode_home
 from .parse import parse_skill, skill_key
+from .plugin_skills import extra_skills, reread
 from .skill import InstallRecord, Skill, Source
 
 __all__ = [
@@ -142,7 +144,9 @@ class _Snapshot:
     problems: tuple[str, ...] = ()
 
 
-def _scan(folders: Iterable[SkillFolder]) -> _Snapshot:
+def _scan(folders: Iterable[SkillFolder], extra: tuple[list[Skill], list[str]]) -> _Snapshot:
+    """The skills of ``folders``, then ``extra`` (plugins' skills and command
+    files, with the problems met reading them): a folder's skill keeps its name."""
     found: dict[str, Skill] = {}
     seen: set[str] = set()
     problems: list[str] = []
@@ -176,6 +180,17 @@ def _scan(folders: Iterable[SkillFolder]) -> _Snapshot:
                 )
                 continue
             found[skill.name] = skill
+    more, more_problems = extra
+    problems += more_problems
+    for skill in more:
+        kept = found.get(skill.name)
+        if kept is not None:
+            problems.append(
+                f"{skill.path}: {'command' if skill.command else 'skill'} {skill.name!r} is "
+                f"hidden by the one in {kept.display_dir} ({kept.path}), which takes precedence"
+            )
+            continue
+        found[skill.name] = skill
     return _Snapshot(skills=dict(sorted(found.items())), problems=tuple(problems))
 
 
@@ -189,16 +204,24 @@ class SkillCatalog:
     def __init__(self, root: Path, *, home: Path | None = None) -> None:
         self.root = root
         self.home = home if home is not None else Path.home()
+        #: the home folder asked for (``None``: the user's): plugins are found from it
+        self.given_home = home
+        self.plugin_roots: dict[str, Path] = {}
         #: the user's MewCode folder (``MEWCODE_HOME``), where user skills are installed
         self.state = mewcode_home(home) or self.home / ".mewcode"
         self.folders = skill_folders(root, self.home, self.state)
         self.version = 0
         self._lock = threading.Lock()
-        self._snapshot = _scan(self.folders)
+        self._snapshot = _scan(self.folders, self._extra())
+
+    def _extra(self) -> tuple[list[Skill], list[str]]:
+        plugins = discover_plugins(self.root, home=self.given_home)
+        self.plugin_roots = {p.name: p.root for p in plugins.plugins}
+        return extra_skills(self.root, self.given_home, plugins)
 
     def reload(self) -> None:
         """Read the folders again (blocking file I/O: use a thread in async code)."""
-        snapshot = _scan(self.folders)
+        snapshot = _scan(self.folders, self._extra())
         with self._lock:
             self._snapshot = snapshot
             self.version += 1
@@ -233,7 +256,10 @@ class SkillCatalog:
             raise SkillError(self.unknown(name))
         folder = SkillFolder(path=known.directory.parent, source=known.source, label=known.origin)
         try:
-            fresh = _read_skill(known.path, folder)
+            if known.prefix or known.command:
+                fresh = reread(known, self.plugin_roots.get(known.prefix.rstrip(":")))
+            else:
+                fresh = _read_skill(known.path, folder)
         except SkillError as exc:
             return known, f"{exc}; using the copy read at session start"
         if fresh.name != known.name:

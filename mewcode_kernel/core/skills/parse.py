@@ -153,14 +153,18 @@ def _flag(meta: dict[str, Any], key: str, default: bool, warnings: list[str]) ->
     return default
 
 
-def parse_skill(text: str, *, path: Path | None = None) -> Skill:
+def parse_skill(text: str, *, path: Path | None = None, default_name: str | None = None) -> Skill:
     """Parse the text of one ``SKILL.md`` (``path`` names it in errors and is
-    kept on the skill). Raises ``SkillError`` with file, line and reason."""
+    kept on the skill). Raises ``SkillError`` with file, line and reason.
+    ``default_name``: a command file's (``commands/<name>.md``), which may
+    have no frontmatter and is named after the file."""
     where = str(path) if path is not None else None
     try:
         frontmatter, body, _ = split_frontmatter(text)
     except SkillError as exc:
         raise SkillError(exc.reason, path=where, line=exc.line) from None
+    if frontmatter is None and default_name is not None:
+        frontmatter = ""
     if frontmatter is None:
         raise SkillError(
             "no frontmatter: a SKILL.md starts with a '---' line, then 'name: ...', then '---'",
@@ -185,7 +189,7 @@ def parse_skill(text: str, *, path: Path | None = None) -> Skill:
             line=2,
         )
 
-    raw_name = _text(meta.get("name"))
+    raw_name = default_name if default_name is not None else _text(meta.get("name"))
     if raw_name is None:
         if "name" not in meta:
             why = "the frontmatter has no 'name'"

@@ -73,6 +73,10 @@ class Skill:
     origin: str = ""
     warnings: tuple[str, ...] = ()
     install: InstallRecord | None = None
+    #: ``<plugin>:`` for a plugin's skill or command (its name carries it)
+    prefix: str = ""
+    #: read from a command file (``commands/<name>.md``), named after the file
+    command: bool = False
 
     @property
     def directory(self) -> Path:

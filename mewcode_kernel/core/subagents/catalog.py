@@ -11,12 +11,14 @@ reported (file and reason) and skipped, the others load.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
 from ..errors import ConfigError
 from ..fs.read_regular import read_regular_file
+from ..plugins import PluginSet, discover_plugins, substitute_root
+from ..plugins.paths import inside
 from ..project_paths import PROJECT_AGENT_DIRS
 from ..userdirs import mewcode_home
 from .definition import AgentDefinition, DefinitionError, DefinitionSource, parse_definition
@@ -194,8 +196,37 @@ def _load_dir(
     return found
 
 
+def _plugin_agents(plugins: PluginSet, problems: list[CatalogProblem]) -> list[AgentDefinition]:
+    """Each plugin's agents as ``<plugin>:<agent>``, read under its path rules,
+    with ``${CLAUDE_PLUGIN_ROOT}`` put in their text."""
+    found: list[AgentDefinition] = []
+    for plugin in plugins.plugins:
+        top = str(plugin.root)
+        for path in plugin.agent_files:
+            real = os.path.realpath(path)
+            if not inside(real, top):
+                problems.append(
+                    CatalogProblem(path=str(path), message="a symlink out of the plugin; not read")
+                )
+                continue
+            try:
+                raw = read_regular_file(real, MAX_DEFINITION_BYTES)
+                text = substitute_root(raw.decode("utf-8", errors="strict"), plugin.root)
+                definition = parse_definition(text, path=path, source=plugin.scope)
+            except (OSError, DefinitionError, UnicodeDecodeError) as exc:
+                problems.append(CatalogProblem(path=str(path), message=str(exc)))
+                continue
+            problems += [
+                CatalogProblem(path=str(path), message=w, severity="warning")
+                for w in definition.warnings
+            ]
+            found.append(replace(definition, name=f"{plugin.name}:{definition.name}"))
+    return found
+
+
 def load_catalog(root: Path, *, home: Path | None = None) -> AgentCatalog:
     """The definitions for project ``root`` (``home``: the user's home)."""
+    plugins = discover_plugins(root, home=home)
     state = mewcode_home(home)
     home = home if home is not None else Path.home()
     problems: list[CatalogProblem] = []
@@ -203,6 +234,7 @@ def load_catalog(root: Path, *, home: Path | None = None) -> AgentCatalog:
     user_dirs = [state / "agents"] if state is not None else []
     user_dirs.append(home / ".claude" / "agents")
     layers += [_load_dir(d, "user", problems) for d in user_dirs]
+    layers.append(_plugin_agents(plugins, problems))
     layers += [_load_dir(root / d, "project", problems) for d in PROJECT_DIRS]
     definitions: dict[str, AgentDefinition] = {}
     overridden: list[AgentDefinition] = []

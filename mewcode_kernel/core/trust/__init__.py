@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..config.trust_items import TrustItem, TrustKind, TrustPolicy, item_hash
 from .items import PROJECT_FILES, hook_items, hook_scripts, project_items, script_digest
+from .plugin_items import plugin_hook_item, plugin_hook_scripts, project_plugin_items
 from .store import TRUST_FILE, TrustStore
 from .trust import (
     TRUST_ENV,
@@ -43,8 +44,11 @@ __all__ = [
     "hook_items",
     "hook_scripts",
     "item_hash",
+    "plugin_hook_item",
+    "plugin_hook_scripts",
     "project_items",
     "project_may_use",
+    "project_plugin_items",
     "script_digest",
     "trusted_by_environment",
 ]

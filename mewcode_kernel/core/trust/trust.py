@@ -23,6 +23,7 @@ from ..config._layer import load_layer
 from ..config.trust_items import TrustItem, TrustKind, item_hash
 from ..userdirs import mewcode_home
 from .items import project_items
+from .plugin_items import project_plugin_items
 from .store import TrustStore
 
 __all__ = [
@@ -133,6 +134,7 @@ def assess_project(
     """Read the project's loosening settings and decide which may be used."""
     root = Path(os.path.realpath(root))
     items = tuple(project_items(root, user_network=_user_network(home)))
+    items += tuple(project_plugin_items(root, home=home))
     digest = _digest(items)
     if items and trusted_by_environment(env):
         return ProjectTrust(
