@@ -35,7 +35,6 @@ def dirs(tmp_path: Path) -> tuple[Path, Path]:
 
 #: the only reasons a real plugin's part is left out, each explained to the user
 EXPLAINED = (
-    "the 'if' condition",  # security-guidance: hook conditions (issue 28 item 2)
     "is hidden by the one in plugin example-plugin/example-command",  # a skill and a command share a name
 )
 
