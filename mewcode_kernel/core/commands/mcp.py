@@ -1,4 +1,5 @@
-"""``/mcp``: the session's MCP servers and their state; ``/mcp reconnect NAME``."""
+"""``/mcp``: the session's MCP servers and their state; ``/mcp reconnect NAME``;
+``/mcp login NAME [URL]`` and ``/mcp logout NAME`` for servers that use OAuth."""
 
 from __future__ import annotations
 
@@ -7,12 +8,16 @@ from typing import TYPE_CHECKING
 
 from ..mcp import TRUST_ENV, ServerStatus
 from ..userdirs import display_path
+from .mcp_login import login_command, logout_command
 from .registry import CommandResult, command
 
 if TYPE_CHECKING:
     from ..agent_session import AgentSession
 
-_USAGE = "Usage: `/mcp` (list the servers) or `/mcp reconnect NAME`."
+_USAGE = (
+    "Usage: `/mcp` (list the servers), `/mcp reconnect NAME`, `/mcp login NAME [URL]` or "
+    "`/mcp logout NAME`."
+)
 
 
 def _fail(message: str) -> CommandResult:
@@ -20,7 +25,9 @@ def _fail(message: str) -> CommandResult:
 
 
 @command(
-    "mcp", help="List the MCP servers with their state; reconnect one.", usage="[reconnect NAME]"
+    "mcp",
+    help="List the MCP servers with their state; reconnect one; log in to or out of one.",
+    usage="[reconnect|login|logout NAME]",
 )
 async def mcp_command(session: AgentSession, args: str) -> CommandResult:
     words = args.split()
@@ -35,6 +42,10 @@ async def mcp_command(session: AgentSession, args: str) -> CommandResult:
         )
     if not words:
         return _table(session, mcp.statuses())
+    if words[0] == "login" and len(words) in (2, 3):
+        return await login_command(mcp, words[1], words[2] if len(words) == 3 else None)
+    if words[0] == "logout" and len(words) == 2:
+        return await logout_command(mcp, words[1])
     if words[0] != "reconnect" or len(words) != 2:
         return _fail(_USAGE)
     name = words[1]
@@ -59,17 +70,24 @@ async def mcp_command(session: AgentSession, args: str) -> CommandResult:
 
 def _table(session: AgentSession, statuses: list[ServerStatus]) -> CommandResult:
     lines = [
-        "| server | state | tools | restarts | transport | defined in | log |",
-        "| --- | --- | ---: | ---: | --- | --- | --- |",
+        "| server | state | auth | tools | restarts | transport | defined in | log |",
+        "| --- | --- | --- | ---: | ---: | --- | --- | --- |",
     ]
     for s in statuses:
         log = f"`{_relative(s.log, session.root)}`" if s.log is not None else "—"
         lines.append(
-            f"| `{s.name}` | {_cell(_state(s))} | {s.tools} | {s.restarts} | {s.transport} "
+            f"| `{s.name}` | {_cell(_state(s))} | {s.auth or '—'} | {s.tools} | {s.restarts} "
+            f"| {s.transport} "
             f"| {_cell(_where(s, session.root))} | {log} |"
         )
     lines.append(
         "\n`/mcp reconnect NAME` connects a server again; its tools are offered from the next turn."
+        + (
+            " `/mcp login NAME` authorizes MewCode with a server that uses OAuth; "
+            "`/mcp logout NAME` revokes and forgets its tokens."
+            if any(s.auth for s in statuses)
+            else ""
+        )
     )
     return CommandResult(markdown="\n".join(lines), data=[_row(s) for s in statuses])
 
@@ -96,6 +114,7 @@ def _row(s: ServerStatus) -> dict[str, object]:
         "transport": s.transport,
         "scope": s.scope,
         "log": str(s.log) if s.log is not None else None,
+        "auth": s.auth,
     }
 
 

@@ -42,6 +42,7 @@ from ..errors import ToolError
 from ..events import AgentEvent, Notice
 from .failures import ServerLost, describe_failure, is_lost, root_cause
 from .launch import StdioLaunch
+from .oauth import ServerAuth
 from .tool_listing import list_tools, listen_for_list_changes, tool_key
 from .transport import open_transport
 
@@ -103,8 +104,11 @@ class Connection:
         connect_timeout: float,
         call_timeout: float,
         on_change: Callable[[Connection, bool], None],
+        auth: ServerAuth | None = None,
     ) -> None:
         self.config = config
+        #: the server's OAuth (an HTTP server without its own Authorization header)
+        self.auth = auth
         self.name = config.name
         self.launch = launch
         self.connect_timeout = connect_timeout
@@ -150,6 +154,9 @@ class Connection:
             return
         except Exception as exc:
             self._abandon(runner)
+            if self.auth is not None and self.auth.needs_login:
+                self._set("failed", self._login_hint())
+                return
             self._set("failed", describe_failure(exc) + self._log_suffix(exc))
             return
         self.tools = started.tools
@@ -222,8 +229,9 @@ class Connection:
             with anyio.CancelScope() as scope:
                 runner.scope = scope
                 name, version = self._client_info
+                auth = self.auth.for_connect() if self.auth is not None else None
                 async with Client(
-                    open_transport(self.config, self.launch, on_lost),
+                    open_transport(self.config, self.launch, on_lost, auth),
                     client_info=Implementation(name=name, version=version),
                     message_handler=on_message,
                 ) as client:
@@ -361,6 +369,8 @@ class Connection:
             live = self._live()
             if live is not None:
                 return live
+            if self.auth is not None and self.auth.needs_login:
+                raise ToolError(f"MCP server {self.name!r} is not connected: {self._login_hint()}.")
             if self.state == "failed" and self._in_a_row >= MAX_RESTARTS_IN_A_ROW:
                 raise ToolError(
                     f"MCP server {self.name!r} is down: {self.error}. It was restarted "
@@ -410,6 +420,12 @@ class Connection:
     def _set(self, state: State, error: str | None, *, tools_changed: bool = False) -> None:
         self.state, self.error = state, error
         self._on_change(self, tools_changed)
+
+    def _login_hint(self) -> str:
+        assert self.auth is not None
+        had = self.auth.store.state() != "none"
+        why = "its login expired or was revoked" if had else "it asks for an OAuth login"
+        return f"{why}; `/mcp login {self.name}` authorizes MewCode"
 
     def _log_hint(self) -> str:
         return str(self.launch.log_path) if self.launch is not None else "the server's own logs"

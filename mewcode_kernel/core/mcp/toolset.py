@@ -40,6 +40,7 @@ from ..tools.context import RunContext
 from ..trust import TRUST_ENV, trusted_by_environment
 from .adapt import CallRemote, adapt_tool, to_output
 from .launch import log_path, sandbox_hint, stdio_launch
+from .logins import McpLogins
 
 if TYPE_CHECKING:
     from ..sandbox import Sandbox
@@ -81,6 +82,8 @@ class ServerStatus:
     source: str = ""
     line: int | None = None
     server_info: str = ""
+    #: its OAuth state (``logins``), ``None`` for a server without OAuth
+    auth: str | None = None
 
 
 class McpToolset:
@@ -133,6 +136,8 @@ class McpToolset:
         self._reported: set[str] = set()
         self._changed = asyncio.Event()
         self._open = False
+        #: OAuth of the HTTP servers (the session sets its home and redactor)
+        self.logins = McpLogins(reconnect=self._reconnect_state, notify=self._notice_of)
 
     # --- the Toolset protocol ---------------------------------------------------------
 
@@ -154,6 +159,7 @@ class McpToolset:
 
     async def __aexit__(self, *_: object) -> None:
         self._open = False
+        await self.logins.aclose()
         deadline = asyncio.get_running_loop().time() + CLOSE_DEADLINE
         await asyncio.gather(*(c.close(deadline) for c in self._connections.values()))
 
@@ -191,6 +197,7 @@ class McpToolset:
                     tools=sum(1 for t in self._tools if t.name.startswith(f"mcp__{name}__")),
                     restarts=conn.restarts,
                     server_info=conn.server_info or "",
+                    auth=self.logins.label(name),
                 )
             )
         return out
@@ -215,6 +222,12 @@ class McpToolset:
             await self._start([server], report=False)
         self._start_notes.pop(name, None)
         return next(s for s in self.statuses() if s.name == name)
+
+    def _notice_of(self, notice: Notice) -> None:
+        self._notices.append(notice)
+
+    async def _reconnect_state(self, name: str) -> str:
+        return (await self.reconnect(name)).state if self._open else "stopped"
 
     async def start_allowed(self) -> list[str]:
         """Start the project servers the trust allows now that were left out
@@ -345,6 +358,9 @@ class McpToolset:
                 connect_timeout=server.connect_timeout or DEFAULT_CONNECT_TIMEOUT,
                 call_timeout=server.timeout or DEFAULT_CALL_TIMEOUT,
                 on_change=self._on_change,
+                auth=self.logins.for_server(
+                    server, server.connect_timeout or DEFAULT_CONNECT_TIMEOUT
+                ),
             )
         conns = [self._connections[s.name] for s in to_start]
         await asyncio.gather(*(c.connect() for c in conns))
