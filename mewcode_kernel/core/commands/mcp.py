@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..mcp import TRUST_ENV, ServerStatus
+from ..mcp.offerings import resource_listing
 from ..userdirs import display_path
 from .mcp_login import login_command, logout_command
 from .registry import CommandResult, command
@@ -15,8 +16,8 @@ if TYPE_CHECKING:
     from ..agent_session import AgentSession
 
 _USAGE = (
-    "Usage: `/mcp` (list the servers), `/mcp reconnect NAME`, `/mcp login NAME [URL]` or "
-    "`/mcp logout NAME`."
+    "Usage: `/mcp` (list the servers), `/mcp reconnect NAME`, `/mcp resources [NAME]`, "
+    "`/mcp login NAME [URL]` or `/mcp logout NAME`."
 )
 
 
@@ -27,7 +28,7 @@ def _fail(message: str) -> CommandResult:
 @command(
     "mcp",
     help="List the MCP servers with their state; reconnect one; log in to or out of one.",
-    usage="[reconnect|login|logout NAME]",
+    usage="[reconnect|resources|login|logout NAME]",
 )
 async def mcp_command(session: AgentSession, args: str) -> CommandResult:
     words = args.split()
@@ -42,6 +43,8 @@ async def mcp_command(session: AgentSession, args: str) -> CommandResult:
         )
     if not words:
         return _table(session, mcp.statuses())
+    if words[0] == "resources" and len(words) <= 2:
+        return _resources(session, words[1] if len(words) == 2 else None)
     if words[0] == "login" and len(words) in (2, 3):
         return await login_command(mcp, words[1], words[2] if len(words) == 3 else None)
     if words[0] == "logout" and len(words) == 2:
@@ -70,14 +73,21 @@ async def mcp_command(session: AgentSession, args: str) -> CommandResult:
 
 def _table(session: AgentSession, statuses: list[ServerStatus]) -> CommandResult:
     lines = [
-        "| server | state | auth | tools | restarts | transport | defined in | log |",
-        "| --- | --- | --- | ---: | ---: | --- | --- | --- |",
+        "| server | state | auth | tools | prompts | resources | restarts | transport "
+        "| defined in | log |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- | --- |",
     ]
+    up = session.mcp.connections() if session.mcp is not None else {}
+    rows = []
     for s in statuses:
+        catalog = up[s.name].catalog if s.name in up else None
+        prompts = len(catalog.prompts) if catalog else 0
+        resources = len(catalog.resources) + len(catalog.templates) if catalog else 0
+        rows.append({**_row(s), "prompts": prompts, "resources": resources})
         log = f"`{_relative(s.log, session.root)}`" if s.log is not None else "—"
         lines.append(
-            f"| `{s.name}` | {_cell(_state(s))} | {s.auth or '—'} | {s.tools} | {s.restarts} "
-            f"| {s.transport} "
+            f"| `{s.name}` | {_cell(_state(s))} | {s.auth or '—'} | {s.tools} | {prompts} "
+            f"| {resources} | {s.restarts} | {s.transport} "
             f"| {_cell(_where(s, session.root))} | {log} |"
         )
     lines.append(
@@ -89,7 +99,23 @@ def _table(session: AgentSession, statuses: list[ServerStatus]) -> CommandResult
             else ""
         )
     )
-    return CommandResult(markdown="\n".join(lines), data=[_row(s) for s in statuses])
+    if any(r["prompts"] or r["resources"] for r in rows):
+        lines[-1] += (
+            " `/mcp resources [NAME]` lists the resources (attach one to a prompt with "
+            "`@server:uri`); a prompt runs as `/mcp__server__prompt [args]`."
+        )
+    return CommandResult(markdown="\n".join(lines), data=rows)
+
+
+def _resources(session: AgentSession, name: str | None) -> CommandResult:
+    assert session.mcp is not None
+    if name is not None and name not in session.mcp.connections():
+        return _fail(f"`{name}` is not a connected MCP server (see `/mcp`).")
+    text = resource_listing(session.mcp, name)
+    body = "\n".join(
+        f"- `{line}`" if line != "No resources." else line for line in text.split("\n")
+    )
+    return CommandResult(markdown=body, data=text.split("\n"))
 
 
 def _state(s: ServerStatus) -> str:

@@ -21,9 +21,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import anyio
 import httpx2
@@ -32,6 +32,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import (
     REQUEST_TIMEOUT,
     Implementation,
+    PromptListChangedNotification,
+    ResourceListChangedNotification,
     ToolListChangedNotification,
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -40,6 +42,7 @@ from pydantic import ValidationError
 from ..config import McpServerConfig
 from ..errors import ToolError
 from ..events import AgentEvent, Notice
+from .catalog import Catalog, list_catalog, listen_for_catalog_changes
 from .failures import ServerLost, describe_failure, is_lost, root_cause
 from .launch import StdioLaunch
 from .oauth import ServerAuth
@@ -47,6 +50,8 @@ from .tool_listing import list_tools, listen_for_list_changes, tool_key
 from .transport import open_transport
 
 __all__ = ["MAX_RESTARTS_IN_A_ROW", "Connection", "State"]
+
+T = TypeVar("T")
 
 # The SDK logs through "mcp.*" and a bare "client" logger. With no handler
 # anywhere, Python prints warnings to stderr, which in a kernel is the cell:
@@ -67,6 +72,7 @@ class _Started:
     tools: list[Any]
     protocol: str
     server_info: str
+    catalog: Catalog
 
 
 class _Runner:
@@ -78,6 +84,7 @@ class _Runner:
         self.stop = asyncio.Event()
         self.lost = asyncio.Event()
         self.relist = asyncio.Event()
+        self.recatalog = asyncio.Event()  # its prompts or resources changed
         self.scope: anyio.CancelScope | None = None
         self.client: Client | None = None
 
@@ -116,6 +123,10 @@ class Connection:
         self.state: State = "stopped"
         self.error: str | None = None
         self.tools: list[Any] = []
+        #: its prompts and resources (``catalog``), listed like its tools
+        self.catalog = Catalog()
+        #: answers a server's elicitation request (``elicitation``); ``None``: declined
+        self.elicit: Any = None
         self.restarts = 0
         self.protocol: str | None = None
         self.server_info: str | None = None
@@ -159,7 +170,7 @@ class Connection:
                 return
             self._set("failed", describe_failure(exc) + self._log_suffix(exc))
             return
-        self.tools = started.tools
+        self.tools, self.catalog = started.tools, started.catalog
         self.protocol, self.server_info = started.protocol, started.server_info
         self._set("connected", None, tools_changed=True)
 
@@ -224,6 +235,10 @@ class Connection:
         async def on_message(message: Any) -> None:
             if isinstance(message, ToolListChangedNotification):
                 runner.relist.set()
+            elif isinstance(
+                message, PromptListChangedNotification | ResourceListChangedNotification
+            ):
+                runner.recatalog.set()
 
         try:
             with anyio.CancelScope() as scope:
@@ -234,6 +249,7 @@ class Connection:
                     open_transport(self.config, self.launch, on_lost, auth),
                     client_info=Implementation(name=name, version=version),
                     message_handler=on_message,
+                    elicitation_callback=self.elicit,
                 ) as client:
                     tools = await list_tools(client)
                     info = client.server_info
@@ -241,6 +257,7 @@ class Connection:
                         tools=tools,
                         protocol=client.protocol_version,
                         server_info=f"{info.name} {info.version}".strip() if info else "",
+                        catalog=await list_catalog(client),
                     )
                     if ready.done():  # the connect gave up meanwhile
                         return
@@ -249,6 +266,7 @@ class Connection:
                     async with anyio.create_task_group() as tg:
                         if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
                             tg.start_soon(listen_for_list_changes, client, runner.relist)
+                            tg.start_soon(listen_for_catalog_changes, client, runner.recatalog)
                         await self._serve(runner, client)
                         tg.cancel_scope.cancel()
         except Exception as exc:
@@ -264,9 +282,8 @@ class Connection:
     async def _serve(self, runner: _Runner, client: Client) -> None:
         """Wait for a stop, a loss or a changed tool list (listed again at once)."""
         while True:
-            waiters = [
-                asyncio.ensure_future(e.wait()) for e in (runner.stop, runner.lost, runner.relist)
-            ]
+            events = (runner.stop, runner.lost, runner.relist, runner.recatalog)
+            waiters = [asyncio.ensure_future(e.wait()) for e in events]
             try:
                 await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -277,6 +294,13 @@ class Connection:
             if runner.lost.is_set():
                 self._lost(runner, self._gone_reason())
                 return
+            if runner.recatalog.is_set():
+                runner.recatalog.clear()
+                catalog = await list_catalog(client)
+                if catalog.key() != self.catalog.key():
+                    self.catalog = catalog  # resources may come or go: the tools are rebuilt
+                    self._set(self.state, self.error, tools_changed=True)
+                continue
             runner.relist.clear()
             try:
                 tools = await list_tools(client)
@@ -333,6 +357,29 @@ class Connection:
                 ) from None
         self._in_a_row = 0
         return result
+
+    async def request(
+        self, what: str, send: Callable[[Client], Awaitable[T]], emit: Callable[[AgentEvent], None]
+    ) -> T:
+        """One request other than a tool call (a prompt, a resource), within
+        the call timeout; ``ToolError`` with a sentence when it fails."""
+        runner, client = await self._ready(emit)
+        try:
+            return await asyncio.wait_for(send(client), self.call_timeout)
+        except TimeoutError:
+            raise ToolError(
+                f"{what} on MCP server {self.name!r} timed out after {self.call_timeout:g} s."
+            ) from None
+        except MCPError as exc:
+            if is_lost(exc, http=self.launch is None):
+                self._lost(runner, describe_failure(exc))
+            raise ToolError(
+                f"MCP server {self.name!r} refused {what}: {exc.message} (error {exc.code})"
+            ) from None
+        except (ValidationError, OSError, httpx2.HTTPError, anyio.BrokenResourceError) as exc:
+            raise ToolError(
+                f"MCP server {self.name!r} failed {what}: {describe_failure(exc)}"
+            ) from None
 
     async def _call(self, client: Client, tool: str, args: dict[str, Any]) -> Any:
         try:

@@ -41,6 +41,7 @@ from ..trust import TRUST_ENV, trusted_by_environment
 from .adapt import CallRemote, adapt_tool, to_output
 from .launch import log_path, sandbox_hint, stdio_launch
 from .logins import McpLogins
+from .offerings import resource_tools
 
 if TYPE_CHECKING:
     from ..sandbox import Sandbox
@@ -289,6 +290,10 @@ class McpToolset:
                 return
             await changed.wait()
 
+    def connections(self) -> dict[str, Connection]:
+        """The servers that are connected (or lost, and started again on use)."""
+        return {n: c for n, c in self._connections.items() if c.state in ("connected", "lost")}
+
     def state_of(self, name: str) -> str | None:
         conn = self._connections.get(name)
         return conn.state if conn is not None else None
@@ -392,6 +397,8 @@ class McpToolset:
                     self._notice("warning", made, once=True)
                 else:
                     tools.append(made)
+        if any(c.catalog.resources or c.catalog.templates for c in self.connections().values()):
+            tools += resource_tools(self)
         tools.sort(key=lambda t: t.name)
         if _shape(tools) == _shape(self._tools):
             return
