@@ -11,10 +11,14 @@ a schema the protocol does not allow.
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.prompts.base import Prompt
+from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.server.mcpserver.resources import TextResource
+from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
 from pydantic import BaseModel
 
 FIFTY_MB = 50 * 1024 * 1024
@@ -28,6 +32,11 @@ class Person(BaseModel):
     name: str
     age: int
     subscribe: bool = False
+
+
+def who() -> Elicit[Person]:
+    """The question ``ask_person`` asks (a resolver: the SDK elicits its answer)."""
+    return Elicit("Who are you?", Person)
 
 
 def build(name: str = "offerings") -> MCPServer:
@@ -85,14 +94,13 @@ def build(name: str = "offerings") -> MCPServer:
         return "added"
 
     @server.tool()
-    async def ask_person(ctx: Context) -> str:
+    async def ask_person(answer: Annotated[ElicitationResult[Person], Resolve(who)]) -> str:
         """Asks the person for their name and age (an elicitation)."""
-        result = await ctx.elicit("Who are you?", Person)
-        data = result.data.model_dump() if result.action == "accept" and result.data else None
-        return f"{result.action}: {data}"
+        data = answer.data.model_dump() if isinstance(answer, AcceptedElicitation) else None
+        return f"{answer.action}: {data}"
 
     @server.tool()
-    async def ask_badly(ctx: Context) -> str:
+    async def ask_badly() -> InputRequiredResult:
         """Asks with a schema the protocol does not allow (a nested object)."""
         schema = {
             "type": "object",
@@ -100,11 +108,10 @@ def build(name: str = "offerings") -> MCPServer:
                 "address": {"type": "object", "properties": {"city": {"type": "string"}}}
             },
         }
-        try:
-            result = await ctx.session.elicit_form("Where?", schema, ctx.request_id)  # type: ignore[arg-type]
-        except Exception as exc:  # the client refused: say how
-            return f"refused: {exc}"
-        return f"{result.action}: {result.content}"
+        request = ElicitRequest(
+            params=ElicitRequestFormParams(message="Where?", requested_schema=schema)  # type: ignore[arg-type]
+        )
+        return InputRequiredResult(input_requests={"where": request})
 
     return server
 

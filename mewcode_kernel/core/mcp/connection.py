@@ -112,6 +112,7 @@ class Connection:
         call_timeout: float,
         on_change: Callable[[Connection, bool], None],
         auth: ServerAuth | None = None,
+        elicit: Any = None,
     ) -> None:
         self.config = config
         #: the server's OAuth (an HTTP server without its own Authorization header)
@@ -125,8 +126,8 @@ class Connection:
         self.tools: list[Any] = []
         #: its prompts and resources (``catalog``), listed like its tools
         self.catalog = Catalog()
-        #: answers a server's elicitation request (``elicitation``); ``None``: declined
-        self.elicit: Any = None
+        #: answers the server's elicitation requests (``elicitation``)
+        self.elicit = elicit
         self.restarts = 0
         self.protocol: str | None = None
         self.server_info: str | None = None

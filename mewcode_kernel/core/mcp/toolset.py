@@ -39,6 +39,7 @@ from ..tools.base import Tool, ToolOutput
 from ..tools.context import RunContext
 from ..trust import TRUST_ENV, trusted_by_environment
 from .adapt import CallRemote, adapt_tool, to_output
+from .elicitation import Elicitations
 from .launch import log_path, sandbox_hint, stdio_launch
 from .logins import McpLogins
 from .offerings import resource_tools
@@ -139,6 +140,7 @@ class McpToolset:
         self._open = False
         #: OAuth of the HTTP servers (the session sets its home and redactor)
         self.logins = McpLogins(reconnect=self._reconnect_state, notify=self._notice_of)
+        self.elicitations = Elicitations(self._notice_of)  # a server asks the person
 
     # --- the Toolset protocol ---------------------------------------------------------
 
@@ -366,6 +368,7 @@ class McpToolset:
                 auth=self.logins.for_server(
                     server, server.connect_timeout or DEFAULT_CONNECT_TIMEOUT
                 ),
+                elicit=self.elicitations.callback(server.name),
             )
         conns = [self._connections[s.name] for s in to_start]
         await asyncio.gather(*(c.connect() for c in conns))
