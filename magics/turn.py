@@ -13,6 +13,11 @@ from typing import Any
 from mewcode_kernel.core import AgentSession
 from mewcode_kernel.core.agent.loop import HEADLESS_ENV, headless_policy
 from mewcode_kernel.core.events import AgentEvent, Notice, ToolStarted, TurnDone
+from mewcode_kernel.core.mcp.elicitation import (
+    ElicitationAnswer,
+    ElicitationHandler,
+    ElicitationRequest,
+)
 from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalHandler, ApprovalRequest
 from mewcode_kernel.core.pricing import estimate_cost
 from mewcode_kernel.core.usage import Usage
@@ -118,6 +123,19 @@ def approval_handler_for(renderer: Renderer) -> ApprovalHandler | None:
 
     async def ask(request: ApprovalRequest) -> ApprovalAnswer:
         return await interrupt.waiting_in_slices(renderer.ask(request))
+
+    return ask
+
+
+def form_handler_for(renderer: Renderer) -> ElicitationHandler | None:
+    """The renderer's form card for an MCP server's request for input, or
+    ``None`` where nobody can fill one in (the request is declined)."""
+    elicit = getattr(renderer, "elicit", None)
+    if not renderer.interactive or elicit is None:
+        return None
+
+    async def ask(request: ElicitationRequest) -> ElicitationAnswer:
+        return await interrupt.waiting_in_slices(elicit(request))
 
     return ask
 
