@@ -4,6 +4,7 @@ approvals, how an interrupt ends it, and the provenance the cell carries."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import AsyncIterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -133,9 +134,17 @@ def form_handler_for(renderer: Renderer) -> ElicitationHandler | None:
     elicit = getattr(renderer, "elicit", None)
     if not renderer.interactive or elicit is None:
         return None
+    # The server's request arrives on its connection's task, started by an
+    # earlier cell: the card is drawn in this cell's context, so its output and
+    # widget belong to this cell (ipykernel keeps the parent message there).
+    cell = contextvars.copy_context()
 
     async def ask(request: ElicitationRequest) -> ElicitationAnswer:
-        return await interrupt.waiting_in_slices(elicit(request))
+        shown = asyncio.get_running_loop().create_task(elicit(request), context=cell.copy())
+        try:
+            return await interrupt.waiting_in_slices(shown)
+        finally:
+            shown.cancel()
 
     return ask
 

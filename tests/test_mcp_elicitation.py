@@ -47,8 +47,9 @@ def session(root: Path) -> AgentSession:
 async def run_tool(
     root: Path, tool: str, handler: Any = None, **servers: dict[str, Any]
 ) -> tuple[str, list[Any], list[ElicitationRequest]]:
-    """One turn calling ``tool`` with ``handler`` answering (``None``: headless);
-    the tool's result, the next turn's events and what the handler was asked."""
+    """One turn calling ``tool`` with ``handler`` answering (``None``: headless),
+    and one more (the session goes on); the tool's result, both turns' events
+    and what the handler was asked."""
     asked: list[ElicitationRequest] = []
 
     async def answer(request: ElicitationRequest) -> ElicitationAnswer:
@@ -69,7 +70,7 @@ async def run_tool(
             later = await collect(s.run("Again."))
     [finished] = [e for e in events if isinstance(e, ToolFinished)]
     assert isinstance(later[-1], TurnDone) and later[-1].reason == "end_turn"
-    return str(finished.result.content), later, asked
+    return str(finished.result.content), [*events, *later], asked
 
 
 async def test_the_person_fills_in_the_form(tmp_path: Path) -> None:

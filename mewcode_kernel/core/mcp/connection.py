@@ -337,6 +337,8 @@ class Connection:
     ) -> Any:
         """Call ``tool`` (its remote name); returns the SDK's ``CallToolResult``.
         Raises ``ToolError`` with a sentence for the model when it cannot."""
+        if self.elicit is not None:  # what a request for input says shows in this turn
+            self.elicit.emit = emit
         runner, client = await self._ready(emit)
         try:
             result = await self._call(client, tool, args)

@@ -245,54 +245,65 @@ class Elicitations:
         self.current: Callable[[], ElicitationHandler | None] = lambda: None
         self._notify = notify
 
-    def callback(self, server: str) -> Any:
+    def callback(self, server: str) -> _Answerer:
         """The SDK's ``elicitation_callback`` for ``server``."""
+        return _Answerer(self, server)
+
+
+class _Answerer:
+    """One server's elicitation callback. ``emit``: the sink of the call in
+    progress (set by the connection), so what it says shows in that turn;
+    else the notice waits for the next one."""
+
+    def __init__(self, owner: Elicitations, server: str) -> None:
+        self._owner = owner
+        self.server = server
+        self.emit: Callable[[Any], None] | None = None
+
+    def _say(self, level: Literal["info", "warning"], message: str) -> None:
+        notice = Notice(level=level, message=message)
+        if self.emit is not None:
+            self.emit(notice)
+        else:
+            self._owner._notify(notice)
+
+    async def __call__(self, _context: Any, params: Any) -> Any:
         from mcp import types
 
-        async def answer(_context: Any, params: Any) -> Any:
-            if getattr(params, "mode", None) == "url":
-                self._notify(
-                    Notice(
-                        level="warning",
-                        message=f"MCP server {server!r} asked to send you to a web page; "
-                        "MewCode declined (it shows forms only).",
-                    )
-                )
-                return types.ElicitResult(action="decline")
-            try:
-                fields = parse_schema(getattr(params, "requested_schema", None))
-            except InvalidSchema as exc:
-                self._notify(
-                    Notice(
-                        level="warning",
-                        message=f"MCP server {server!r} asked for input with a form MewCode "
-                        f"cannot show ({exc}); it was refused.",
-                    )
-                )
-                return types.ErrorData(
-                    code=types.INVALID_PARAMS, message=f"invalid elicitation schema: {exc}"
-                )
-            handler = self.current()
-            if handler is None:
-                self._notify(
-                    Notice(
-                        level="info",
-                        message=f"MCP server {server!r} asked for input; nobody can answer here "
-                        "(a headless run), so it was declined.",
-                    )
-                )
-                return types.ElicitResult(action="decline")
-            request = ElicitationRequest(
-                server=server, message=_text(params.message), fields=fields
+        server = self.server
+        if getattr(params, "mode", None) == "url":
+            self._say(
+                "warning",
+                f"MCP server {server!r} asked to send you to a web page; MewCode declined "
+                "(it shows forms only).",
             )
-            reply = await handler(request)
-            if reply.action != "accept":
-                return types.ElicitResult(action=reply.action)
-            try:
-                content = check_answer(fields, reply.content)
-            except ValueError as exc:
-                self._notify(Notice(level="warning", message=f"The answer was not sent: {exc}."))
-                return types.ElicitResult(action="cancel")
-            return types.ElicitResult(action="accept", content=content)
-
-        return answer
+            return types.ElicitResult(action="decline")
+        try:
+            fields = parse_schema(getattr(params, "requested_schema", None))
+        except InvalidSchema as exc:
+            self._say(
+                "warning",
+                f"MCP server {server!r} asked for input with a form MewCode cannot show "
+                f"({exc}); it was refused.",
+            )
+            return types.ErrorData(
+                code=types.INVALID_PARAMS, message=f"invalid elicitation schema: {exc}"
+            )
+        handler = self._owner.current()
+        if handler is None:
+            self._say(
+                "info",
+                f"MCP server {server!r} asked for input; nobody can answer here (a headless "
+                "run), so it was declined.",
+            )
+            return types.ElicitResult(action="decline")
+        request = ElicitationRequest(server=server, message=_text(params.message), fields=fields)
+        reply = await handler(request)
+        if reply.action != "accept":
+            return types.ElicitResult(action=reply.action)
+        try:
+            content = check_answer(fields, reply.content)
+        except ValueError as exc:
+            self._say("warning", f"The answer was not sent: {exc}.")
+            return types.ElicitResult(action="cancel")
+        return types.ElicitResult(action="accept", content=content)
