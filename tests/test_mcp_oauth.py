@@ -229,9 +229,11 @@ async def test_no_token_reaches_the_model_the_session_or_any_file(
     script = [reply(tool_calls=[("mcp__remote__whoami", {}, "c1")]), reply(text="done")]
     with ScriptedServer(script) as model:
         project(tmp_path, world.url, model=model.base_url, connect_timeout=10)
-        (tmp_path / ".mewcode" / "hooks.yaml").parent.mkdir(exist_ok=True)
-        (tmp_path / ".mewcode" / "hooks.yaml").write_text(
-            "PostToolUse:\n  - command: cat >> " + str(hook_out) + "\n"
+        user = tmp_path / "home" / ".mewcode"
+        user.mkdir(parents=True, exist_ok=True)
+        (user / "hooks.yaml").write_text(
+            "hooks:\n  - name: keep-payloads\n    event: PostToolUse\n"
+            f"    action: {{type: shell, command: {json.dumps('cat >> ' + str(hook_out))}}}\n"
         )
         async with session(tmp_path) as s:
             await login(s)
@@ -243,6 +245,7 @@ async def test_no_token_reaches_the_model_the_session_or_any_file(
     for token in tokens:
         assert token not in sent
         assert token not in str(finished.result.content)
+    assert "you called with" in hook_out.read_text()  # the hook saw the (redacted) result
     assert_no_token(tmp_path, world.provider)
 
 
@@ -358,3 +361,27 @@ async def test_an_authorization_server_that_hangs_is_bounded(tmp_path: Path) -> 
             assert "did not answer within 1 s" in out.markdown
             assert took < 15
             assert not (await run_command(s, "/mcp")).error
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://as.example/authorize?a=1&b=2", "https://as.example/authorize?a=1&b=2"),
+        ("http://127.0.0.1:5/authorize?x=y", "http://127.0.0.1:5/authorize?x=y"),
+        ("http://localhost/authorize", "http://localhost/authorize"),
+        (
+            "https://as.example/a)](javascript:alert(1))",
+            "https://as.example/a%29%5D%28javascript:alert%281%29%29",
+        ),
+        ("https://as.example/a b<script>`x`", "https://as.example/a%20b%3Cscript%3E%60x%60"),
+        ("http://as.example/authorize", None),  # plain http to another machine
+        ("javascript:alert(1)", None),
+        ("data:text/html,<b>x</b>", None),
+        ("file:///etc/passwd", None),
+        ("http://127.0.0.1.evil.example/authorize", None),
+    ],
+)
+def test_the_card_shows_only_safe_links(url: str, shown: str | None) -> None:
+    from mewcode_kernel.core.commands.mcp_login import card_link
+
+    assert card_link(url) == shown

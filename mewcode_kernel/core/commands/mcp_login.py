@@ -12,13 +12,27 @@ again and a notice says so before the next turn.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from urllib.parse import quote, urlsplit
 
 from .registry import CommandResult
 
 if TYPE_CHECKING:
     from ..mcp import McpToolset
 
-__all__ = ["login_command", "logout_command"]
+__all__ = ["card_link", "login_command", "logout_command"]
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def card_link(url: str) -> str | None:
+    """``url`` as a link the card can show, or ``None`` when the person must
+    not be sent there: only https (or http to this machine), and every
+    character that could end a Markdown link or start markup percent-encoded
+    (the authorization server wrote this address)."""
+    parts = urlsplit(url)
+    if parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in _LOOPBACK):
+        return quote(url, safe=":/?&=%#+,;@~!$*'-._")
+    return None
 
 
 def _fail(message: str) -> CommandResult:
@@ -63,16 +77,23 @@ async def login_command(mcp: McpToolset, name: str, pasted: str | None) -> Comma
             meta={"card": "mcp_login", "server": name, "state": "done"},
         )
     listening = started.redirect_uri
+    link = card_link(started.url)
+    if link is None:
+        mcp.logins.cancel(name)
+        return _fail(
+            f"`{name}`: the authorization server's login page is not an https address, so "
+            "MewCode does not send you there."
+        )
     return CommandResult(
         markdown=(
-            f"**Log in to MCP server `{name}`**: open [this authorization link]({started.url}) "
+            f"**Log in to MCP server `{name}`**: open [this authorization link]({link}) "
             f"and approve MewCode.\n\nMewCode waits for the browser to come back to "
             f"`{listening}`. If this kernel runs on another machine, the browser ends on a page "
             f"that does not load: copy that page's address and run "
             f"`/mcp login {name} <address>`."
         ),
-        data={"server": name, "url": started.url, "redirect_uri": listening},
-        meta={"card": "mcp_login", "server": name, "url": started.url, "state": "waiting"},
+        data={"server": name, "url": link, "redirect_uri": listening},
+        meta={"card": "mcp_login", "server": name, "url": link, "state": "waiting"},
     )
 
 

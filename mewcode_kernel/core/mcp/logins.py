@@ -106,6 +106,12 @@ class McpLogins:
             return LoginStarted(server=name, done=done)
         return LoginStarted(server=name, url=url, redirect_uri=login.redirect_uri)
 
+    def cancel(self, name: str) -> None:
+        """Stop the login of ``name`` in progress, if any."""
+        auth = self._auth.get(name)
+        if auth is not None and auth.login is not None and not auth.login.finished:
+            auth.login.cancel()
+
     def deliver(self, name: str, redirect_url: str) -> str | None:
         """The address the browser ended on, pasted back: ``None`` when the
         login in progress took it, else why not."""
