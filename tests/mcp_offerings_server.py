@@ -18,7 +18,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.server.mcpserver.resources import TextResource
-from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
+from mcp.types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
 from pydantic import BaseModel
 
 FIFTY_MB = 50 * 1024 * 1024

@@ -35,12 +35,10 @@ from mcp.server.auth.provider import (
     RegistrationError,
     construct_redirect_uri,
 )
-from mcp.server.auth.routes import create_auth_routes
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyHttpUrl
-from starlette.applications import Starlette
 
 
 @dataclass
@@ -231,14 +229,18 @@ def oauth_world(
     own_issuer = f"http://127.0.0.1:{as_sock.getsockname()[1]}"
     resource = f"http://127.0.0.1:{rs_sock.getsockname()[1]}/mcp"
     chosen = issuer or own_issuer
-    auth_app = Starlette(
-        routes=create_auth_routes(
-            provider,  # type: ignore[arg-type]
-            AnyHttpUrl(own_issuer),
+    # the authorization server: the SDK's auth routes (metadata, registration,
+    # authorize, token, revoke), served by an MCPServer of its own
+    auth_app = MCPServer(
+        "oauth-as",
+        auth_server_provider=provider,  # type: ignore[arg-type]
+        auth=AuthSettings(
+            issuer_url=AnyHttpUrl(own_issuer),
+            resource_server_url=None,
             client_registration_options=ClientRegistrationOptions(enabled=True),
             revocation_options=RevocationOptions(enabled=True),
-        )
-    )
+        ),
+    ).streamable_http_app()
     mcp_app = build_mcp(provider, resource=resource, issuer=chosen).streamable_http_app()
     with _serve(auth_app, as_sock), _serve(mcp_app, rs_sock):
         yield OAuthWorld(url=resource, issuer=chosen, provider=provider)

@@ -72,38 +72,44 @@ async def mcp_command(session: AgentSession, args: str) -> CommandResult:
 
 
 def _table(session: AgentSession, statuses: list[ServerStatus]) -> CommandResult:
-    lines = [
-        "| server | state | auth | tools | prompts | resources | restarts | transport "
-        "| defined in | log |",
-        "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- | --- |",
-    ]
     up = session.mcp.connections() if session.mcp is not None else {}
-    rows = []
+    rows: list[dict[str, object]] = []
     for s in statuses:
         catalog = up[s.name].catalog if s.name in up else None
         prompts = len(catalog.prompts) if catalog else 0
         resources = len(catalog.resources) + len(catalog.templates) if catalog else 0
         rows.append({**_row(s), "prompts": prompts, "resources": resources})
+    # columns only where some server has something to show in them
+    auth = any(s.auth for s in statuses)
+    offers = any(r["prompts"] or r["resources"] for r in rows)
+    head = ["server", "state", *(["auth"] if auth else []), "tools"]
+    head += [*(["prompts", "resources"] if offers else []), "restarts", "transport"]
+    head += ["defined in", "log"]
+    right = {"tools", "prompts", "resources", "restarts"}
+    lines = [
+        "| " + " | ".join(head) + " |",
+        "| " + " | ".join("---:" if h in right else "---" for h in head) + " |",
+    ]
+    for s, row in zip(statuses, rows, strict=True):
         log = f"`{_relative(s.log, session.root)}`" if s.log is not None else "—"
-        lines.append(
-            f"| `{s.name}` | {_cell(_state(s))} | {s.auth or '—'} | {s.tools} | {prompts} "
-            f"| {resources} | {s.restarts} | {s.transport} "
-            f"| {_cell(_where(s, session.root))} | {log} |"
-        )
-    lines.append(
+        cells = [f"`{s.name}`", _cell(_state(s)), *([s.auth or "—"] if auth else []), s.tools]
+        cells += [*([row["prompts"], row["resources"]] if offers else []), s.restarts]
+        cells += [s.transport, _cell(_where(s, session.root)), log]
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    footer = (
         "\n`/mcp reconnect NAME` connects a server again; its tools are offered from the next turn."
-        + (
+    )
+    if auth:
+        footer += (
             " `/mcp login NAME` authorizes MewCode with a server that uses OAuth; "
             "`/mcp logout NAME` revokes and forgets its tokens."
-            if any(s.auth for s in statuses)
-            else ""
         )
-    )
-    if any(r["prompts"] or r["resources"] for r in rows):
-        lines[-1] += (
+    if offers:
+        footer += (
             " `/mcp resources [NAME]` lists the resources (attach one to a prompt with "
             "`@server:uri`); a prompt runs as `/mcp__server__prompt [args]`."
         )
+    lines.append(footer)
     return CommandResult(markdown="\n".join(lines), data=rows)
 
 
