@@ -344,7 +344,7 @@ class AgentController:
     def _attach_renderer(self, *, background: bool) -> tuple[Renderer, str | None, dict[str, Any]]:
         """The renderer for this run, and who answers approvals through it (card
         or headless policy), as overrides for ``AgentSession.for_cell``."""
-        from .turn import approval_handler_for, form_handler_for, headless_setting, pick_renderer
+        from .turn import approval_handler_for, headless_setting, pick_renderer
 
         allow, policy = headless_setting()
         renderer, warning = pick_renderer(self.shell, background=background, policy=policy)
@@ -353,7 +353,6 @@ class AgentController:
         answers: dict[str, Any] = {
             "headless_allow": allow,
             "approval_handler": approval_handler_for(renderer),
-            "elicitation_handler": None if background else form_handler_for(renderer),
             # background work asks on the task boards when a person can see them
             "background": self.boards.ask if renderer.shows_widgets else None,
         }

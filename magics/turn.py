@@ -125,6 +125,7 @@ def approval_handler_for(renderer: Renderer) -> ApprovalHandler | None:
     async def ask(request: ApprovalRequest) -> ApprovalAnswer:
         return await interrupt.waiting_in_slices(renderer.ask(request))
 
+    ask.elicit = form_handler_for(renderer)  # type: ignore[attr-defined]  # its forms too
     return ask
 
 

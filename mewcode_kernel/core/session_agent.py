@@ -171,6 +171,9 @@ class SessionAgent:
         approvals = self.services.approvals
         saved = (approvals.handler, approvals.headless_allow, approvals.background)
         saved_elicit = approvals.elicit
+        if elicitation_handler is UNSET and approval_handler is not UNSET:
+            # a handler that can also fill in an MCP server's form carries it as ``elicit``
+            elicitation_handler = getattr(approval_handler, "elicit", None)
         if elicitation_handler is not UNSET:
             approvals.elicit = elicitation_handler
         if approval_handler is not UNSET:
