@@ -54,6 +54,7 @@ from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalRequest
 from ._live.call_view import change_of
 from ._live.card import ApprovalCard, card_with_answer
 from ._live.coalesce import Paintable, Painter
+from ._live.elicit_card import ElicitationAnswer, ElicitationRequest, ask_form
 from ._live.fmt import COLORS, duration, key_argument, whole_seconds
 from ._live.lines import error_bundle, footer_bundle, hook_bundle, line_bundle
 from ._live.markdown import markdown_bundle
@@ -201,6 +202,9 @@ class WidgetRenderer:
             answered.cancel()
             raise
         return answered.result()
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+        return await ask_form(self, request)  # an MCP server's form, as a card
 
     def offer_revert(self, revert: TurnRevert) -> None:
         """The turn changed files: ``finish`` shows "Revert N files" above the footer."""

@@ -4,6 +4,7 @@ approvals, how an interrupt ends it, and the provenance the cell carries."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import AsyncIterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -13,6 +14,11 @@ from typing import Any
 from mewcode_kernel.core import AgentSession
 from mewcode_kernel.core.agent.loop import HEADLESS_ENV, headless_policy
 from mewcode_kernel.core.events import AgentEvent, Notice, ToolStarted, TurnDone
+from mewcode_kernel.core.mcp.elicitation import (
+    ElicitationAnswer,
+    ElicitationHandler,
+    ElicitationRequest,
+)
 from mewcode_kernel.core.permission import ApprovalAnswer, ApprovalHandler, ApprovalRequest
 from mewcode_kernel.core.pricing import estimate_cost
 from mewcode_kernel.core.usage import Usage
@@ -118,6 +124,28 @@ def approval_handler_for(renderer: Renderer) -> ApprovalHandler | None:
 
     async def ask(request: ApprovalRequest) -> ApprovalAnswer:
         return await interrupt.waiting_in_slices(renderer.ask(request))
+
+    ask.elicit = form_handler_for(renderer)  # type: ignore[attr-defined]  # its forms too
+    return ask
+
+
+def form_handler_for(renderer: Renderer) -> ElicitationHandler | None:
+    """The renderer's form card for an MCP server's request for input, or
+    ``None`` where nobody can fill one in (the request is declined)."""
+    elicit = getattr(renderer, "elicit", None)
+    if not renderer.interactive or elicit is None:
+        return None
+    # The server's request arrives on its connection's task, started by an
+    # earlier cell: the card is drawn in this cell's context, so its output and
+    # widget belong to this cell (ipykernel keeps the parent message there).
+    cell = contextvars.copy_context()
+
+    async def ask(request: ElicitationRequest) -> ElicitationAnswer:
+        shown = asyncio.get_running_loop().create_task(elicit(request), context=cell.copy())
+        try:
+            return await interrupt.waiting_in_slices(shown)
+        finally:
+            shown.cancel()
 
     return ask
 

@@ -10,7 +10,7 @@ and leaves notices for the person in the session's queue.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -29,12 +29,16 @@ if TYPE_CHECKING:
     from .agent import Agent
     from .session import LoadedSession, SessionWriter
 
-__all__ = ["SessionContext"]
+__all__ = ["Attach", "SessionContext"]
+
+Attach = Callable[[str], Awaitable[tuple[list[str], list[Notice]]]]
+"""What a prompt attaches (``@server:uri``): context blocks, and notices for the person."""
 
 
 class SessionContext:
     """Context management for one session's ``agent``; ``notices`` is the
-    session's queue of things to show before the next turn."""
+    session's queue of things to show before the next turn; ``attach`` reads
+    what a prompt names for its turn (MCP resources)."""
 
     def __init__(
         self,
@@ -43,8 +47,10 @@ class SessionContext:
         prompts: PromptAssembler,
         notices: list[Notice],
         on_prompt: Callable[[str], None],
+        attach: Attach | None = None,
     ) -> None:
         self._agent = agent
+        self._attach = attach
         self._on_prompt = on_prompt
         self.prompts = prompts
         self._notices = notices
@@ -99,6 +105,10 @@ class SessionContext:
         state = self._agent().state
         gap, state.idle_gap = state.idle_gap, None
         reminders = [*state.take_reminders(), *(extra or ())]
+        if self._attach is not None:  # what the prompt names with @server:uri
+            blocks, notes = await self._attach(prompt)
+            reminders += blocks
+            self._notices += notes
         # a skill run with /name is this turn's prompt already: not repeated as context
         active = {name: body for name, body in state.active_skills.items() if body != prompt}
         return await self.prompts.turn_message(

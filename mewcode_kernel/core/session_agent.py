@@ -25,6 +25,7 @@ from .context import ContextManager
 from .errors import ConfigError
 from .fs import Workspace
 from .lifecycle import Lifecycle
+from .mcp.elicitation import ElicitationHandler
 from .permission import ApprovalHandler, PermissionGate
 from .providers.base import Provider
 from .providers.factory import build_provider, close_provider
@@ -164,10 +165,17 @@ class SessionAgent:
         approval_handler: ApprovalHandler | None = UNSET,
         headless_allow: bool | None = None,
         background: ApprovalHandler | None = UNSET,
+        elicitation_handler: ElicitationHandler | None = UNSET,
     ) -> AsyncIterator[None]:
         """A cell's overrides (see ``AgentSession.for_cell``), all put back."""
         approvals = self.services.approvals
         saved = (approvals.handler, approvals.headless_allow, approvals.background)
+        saved_elicit = approvals.elicit
+        if elicitation_handler is UNSET and approval_handler is not UNSET:
+            # a handler that can also fill in an MCP server's form carries it as ``elicit``
+            elicitation_handler = getattr(approval_handler, "elicit", None)
+        if elicitation_handler is not UNSET:
+            approvals.elicit = elicitation_handler
         if approval_handler is not UNSET:
             approvals.handler = approval_handler
         if headless_allow is not None:
@@ -192,6 +200,7 @@ class SessionAgent:
                 temporary, _ = self.use_provider(*swapped)
                 await close_provider(temporary)
             approvals.handler, approvals.headless_allow, approvals.background = saved
+            approvals.elicit = saved_elicit
 
     # --- a role -------------------------------------------------------------------
 

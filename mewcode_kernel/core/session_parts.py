@@ -24,6 +24,8 @@ from .context import DEFAULT_WINDOW, ContextManager, ContextPolicy
 from .conversation import Conversation
 from .events import Notice
 from .lifecycle import Lifecycle, LifecycleDispatcher, NullDispatcher
+from .mcp import McpToolset
+from .mcp.offerings import attach_mentions
 from .messages import ToolUseBlock
 from .notebook import NotebookAccess
 from .permission import ApprovalHandler, AuditRecord, Mode, PermissionGate
@@ -55,6 +57,8 @@ class PartsHost(Protocol):
     def session_dir(self) -> Path | None: ...
     @property
     def settings(self) -> ProviderSettings | None: ...
+    @property
+    def mcp(self) -> McpToolset | None: ...
 
     def audit(self, record: AuditRecord) -> None: ...
     def hook_fields(self) -> Mapping[str, Any]: ...
@@ -178,6 +182,7 @@ def build_parts(
         ),
         notices=notices,
         on_prompt=host.set_system_prompt,
+        attach=lambda prompt: attach_mentions(host.mcp, prompt),
     )
     telemetry = session_telemetry(
         config.telemetry, _watched(host, log, safety, catalog, subagents), tasks=manager

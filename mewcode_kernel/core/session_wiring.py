@@ -151,6 +151,11 @@ def open_session(
         servers.sandbox_wrap = session.safety.sandbox.wrap
         servers.sandbox = session.safety.sandbox
         servers.child_env = session.safety.child_env
+        # OAuth tokens live in the user's MewCode folder, known to the redactor
+        servers.logins.home = mewcode_home(home)
+        servers.logins.redactor = session.safety.redactor
+        # a server's request for input goes to whoever answers the running cell's asks
+        servers.elicitations.current = lambda: session.approvals.elicit
         if project_trusted is None:
             # read at each start: a /trust given later, or MEWCODE_TRUST_PROJECT set
             # in the notebook after the session opened, counts; each project server

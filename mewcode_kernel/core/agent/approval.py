@@ -21,6 +21,7 @@ from typing import Literal
 
 from ..events import AgentEvent, ApprovalRequested, ApprovalResolved, PermissionDecided
 from ..lifecycle import HookOutcome, Lifecycle
+from ..mcp.elicitation import ElicitationHandler
 from ..messages import ToolUseBlock
 from ..permission.decision import Decision
 from ..permission.seam import (
@@ -75,6 +76,8 @@ class ApprovalFlow:
         self.headless_allow = headless_policy() if headless_allow is None else headless_allow
         #: who answers background work's asks (the task boards; ``None``: the policy)
         self.background = background
+        #: who fills in an MCP server's form (the cell's card; ``None``: declined)
+        self.elicit: ElicitationHandler | None = None
 
     def for_task(self, task_id: str, timeout: float) -> ApprovalFlow:
         """The flow of a background task: ``background`` (the task boards;

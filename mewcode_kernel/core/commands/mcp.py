@@ -1,4 +1,5 @@
-"""``/mcp``: the session's MCP servers and their state; ``/mcp reconnect NAME``."""
+"""``/mcp``: the session's MCP servers and their state; ``/mcp reconnect NAME``;
+``/mcp login NAME [URL]`` and ``/mcp logout NAME`` for servers that use OAuth."""
 
 from __future__ import annotations
 
@@ -6,13 +7,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..mcp import TRUST_ENV, ServerStatus
+from ..mcp.offerings import resource_listing
 from ..userdirs import display_path
+from .mcp_login import login_command, logout_command
 from .registry import CommandResult, command
 
 if TYPE_CHECKING:
     from ..agent_session import AgentSession
 
-_USAGE = "Usage: `/mcp` (list the servers) or `/mcp reconnect NAME`."
+_USAGE = (
+    "Usage: `/mcp` (list the servers), `/mcp reconnect NAME`, `/mcp resources [NAME]`, "
+    "`/mcp login NAME [URL]` or `/mcp logout NAME`."
+)
 
 
 def _fail(message: str) -> CommandResult:
@@ -20,7 +26,9 @@ def _fail(message: str) -> CommandResult:
 
 
 @command(
-    "mcp", help="List the MCP servers with their state; reconnect one.", usage="[reconnect NAME]"
+    "mcp",
+    help="List the MCP servers with their state; reconnect one; log in to or out of one.",
+    usage="[reconnect|resources|login|logout NAME]",
 )
 async def mcp_command(session: AgentSession, args: str) -> CommandResult:
     words = args.split()
@@ -35,6 +43,12 @@ async def mcp_command(session: AgentSession, args: str) -> CommandResult:
         )
     if not words:
         return _table(session, mcp.statuses())
+    if words[0] == "resources" and len(words) <= 2:
+        return _resources(session, words[1] if len(words) == 2 else None)
+    if words[0] == "login" and len(words) in (2, 3):
+        return await login_command(mcp, words[1], words[2] if len(words) == 3 else None)
+    if words[0] == "logout" and len(words) == 2:
+        return await logout_command(mcp, words[1])
     if words[0] != "reconnect" or len(words) != 2:
         return _fail(_USAGE)
     name = words[1]
@@ -58,20 +72,56 @@ async def mcp_command(session: AgentSession, args: str) -> CommandResult:
 
 
 def _table(session: AgentSession, statuses: list[ServerStatus]) -> CommandResult:
-    lines = [
-        "| server | state | tools | restarts | transport | defined in | log |",
-        "| --- | --- | ---: | ---: | --- | --- | --- |",
-    ]
+    up = session.mcp.connections() if session.mcp is not None else {}
+    rows: list[dict[str, object]] = []
     for s in statuses:
+        catalog = up[s.name].catalog if s.name in up else None
+        prompts = len(catalog.prompts) if catalog else 0
+        resources = len(catalog.resources) + len(catalog.templates) if catalog else 0
+        rows.append({**_row(s), "prompts": prompts, "resources": resources})
+    # columns only where some server has something to show in them
+    auth = any(s.auth for s in statuses)
+    offers = any(r["prompts"] or r["resources"] for r in rows)
+    head = ["server", "state", *(["auth"] if auth else []), "tools"]
+    head += [*(["prompts", "resources"] if offers else []), "restarts", "transport"]
+    head += ["defined in", "log"]
+    right = {"tools", "prompts", "resources", "restarts"}
+    lines = [
+        "| " + " | ".join(head) + " |",
+        "| " + " | ".join("---:" if h in right else "---" for h in head) + " |",
+    ]
+    for s, row in zip(statuses, rows, strict=True):
         log = f"`{_relative(s.log, session.root)}`" if s.log is not None else "—"
-        lines.append(
-            f"| `{s.name}` | {_cell(_state(s))} | {s.tools} | {s.restarts} | {s.transport} "
-            f"| {_cell(_where(s, session.root))} | {log} |"
-        )
-    lines.append(
+        cells = [f"`{s.name}`", _cell(_state(s)), *([s.auth or "—"] if auth else []), s.tools]
+        cells += [*([row["prompts"], row["resources"]] if offers else []), s.restarts]
+        cells += [s.transport, _cell(_where(s, session.root)), log]
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    footer = (
         "\n`/mcp reconnect NAME` connects a server again; its tools are offered from the next turn."
     )
-    return CommandResult(markdown="\n".join(lines), data=[_row(s) for s in statuses])
+    if auth:
+        footer += (
+            " `/mcp login NAME` authorizes MewCode with a server that uses OAuth; "
+            "`/mcp logout NAME` revokes and forgets its tokens."
+        )
+    if offers:
+        footer += (
+            " `/mcp resources [NAME]` lists the resources (attach one to a prompt with "
+            "`@server:uri`); a prompt runs as `/mcp__server__prompt [args]`."
+        )
+    lines.append(footer)
+    return CommandResult(markdown="\n".join(lines), data=rows)
+
+
+def _resources(session: AgentSession, name: str | None) -> CommandResult:
+    assert session.mcp is not None
+    if name is not None and name not in session.mcp.connections():
+        return _fail(f"`{name}` is not a connected MCP server (see `/mcp`).")
+    text = resource_listing(session.mcp, name)
+    body = "\n".join(
+        f"- `{line}`" if line != "No resources." else line for line in text.split("\n")
+    )
+    return CommandResult(markdown=body, data=text.split("\n"))
 
 
 def _state(s: ServerStatus) -> str:
@@ -96,6 +146,7 @@ def _row(s: ServerStatus) -> dict[str, object]:
         "transport": s.transport,
         "scope": s.scope,
         "log": str(s.log) if s.log is not None else None,
+        "auth": s.auth,
     }
 
 

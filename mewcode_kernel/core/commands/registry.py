@@ -53,6 +53,7 @@ _MODULES: tuple[str, ...] = (
     "skills",
     "security",
     "mcp",
+    "mcp_prompts",
     "hooks",
     "rewind",
     "doctor",

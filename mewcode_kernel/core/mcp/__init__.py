@@ -15,6 +15,12 @@ core that imports it, and only when a server is started).
 * ``adapt``: MCP tools as ``Tool``s (``mcp__<server>__<tool>``) and results
   as ``ToolOutput``s (text, images, embedded resources).
 * ``toolset``: ``McpToolset``, all of a session's servers as one ``Toolset``.
+* ``oauth``, ``oauth_login``, ``oauth_store``, ``logins``: OAuth for HTTP
+  servers (the SDK's client auth; ``/mcp login``, tokens ``0600`` under
+  ``MEWCODE_HOME``, refresh, revocation).
+* ``catalog``, ``offerings``: prompts and resources (``/mcp__s__p``,
+  ``@server:uri``, ``read_mcp_resource``, ``list_changed``, the size cap).
+* ``elicitation``: a server's request for input, as a form or declined.
 """
 
 from __future__ import annotations

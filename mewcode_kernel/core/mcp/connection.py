@@ -21,9 +21,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import anyio
 import httpx2
@@ -32,6 +32,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import (
     REQUEST_TIMEOUT,
     Implementation,
+    PromptListChangedNotification,
+    ResourceListChangedNotification,
     ToolListChangedNotification,
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -40,12 +42,16 @@ from pydantic import ValidationError
 from ..config import McpServerConfig
 from ..errors import ToolError
 from ..events import AgentEvent, Notice
+from .catalog import Catalog, list_catalog, listen_for_catalog_changes
 from .failures import ServerLost, describe_failure, is_lost, root_cause
 from .launch import StdioLaunch
+from .oauth import ServerAuth
 from .tool_listing import list_tools, listen_for_list_changes, tool_key
 from .transport import open_transport
 
 __all__ = ["MAX_RESTARTS_IN_A_ROW", "Connection", "State"]
+
+T = TypeVar("T")
 
 # The SDK logs through "mcp.*" and a bare "client" logger. With no handler
 # anywhere, Python prints warnings to stderr, which in a kernel is the cell:
@@ -66,6 +72,7 @@ class _Started:
     tools: list[Any]
     protocol: str
     server_info: str
+    catalog: Catalog
 
 
 class _Runner:
@@ -77,6 +84,7 @@ class _Runner:
         self.stop = asyncio.Event()
         self.lost = asyncio.Event()
         self.relist = asyncio.Event()
+        self.recatalog = asyncio.Event()  # its prompts or resources changed
         self.scope: anyio.CancelScope | None = None
         self.client: Client | None = None
 
@@ -103,8 +111,12 @@ class Connection:
         connect_timeout: float,
         call_timeout: float,
         on_change: Callable[[Connection, bool], None],
+        auth: ServerAuth | None = None,
+        elicit: Any = None,
     ) -> None:
         self.config = config
+        #: the server's OAuth (an HTTP server without its own Authorization header)
+        self.auth = auth
         self.name = config.name
         self.launch = launch
         self.connect_timeout = connect_timeout
@@ -112,6 +124,10 @@ class Connection:
         self.state: State = "stopped"
         self.error: str | None = None
         self.tools: list[Any] = []
+        #: its prompts and resources (``catalog``), listed like its tools
+        self.catalog = Catalog()
+        #: answers the server's elicitation requests (``elicitation``)
+        self.elicit = elicit
         self.restarts = 0
         self.protocol: str | None = None
         self.server_info: str | None = None
@@ -150,9 +166,12 @@ class Connection:
             return
         except Exception as exc:
             self._abandon(runner)
+            if self.auth is not None and self.auth.needs_login:
+                self._set("failed", self._login_hint())
+                return
             self._set("failed", describe_failure(exc) + self._log_suffix(exc))
             return
-        self.tools = started.tools
+        self.tools, self.catalog = started.tools, started.catalog
         self.protocol, self.server_info = started.protocol, started.server_info
         self._set("connected", None, tools_changed=True)
 
@@ -217,15 +236,21 @@ class Connection:
         async def on_message(message: Any) -> None:
             if isinstance(message, ToolListChangedNotification):
                 runner.relist.set()
+            elif isinstance(
+                message, PromptListChangedNotification | ResourceListChangedNotification
+            ):
+                runner.recatalog.set()
 
         try:
             with anyio.CancelScope() as scope:
                 runner.scope = scope
                 name, version = self._client_info
+                auth = self.auth.for_connect() if self.auth is not None else None
                 async with Client(
-                    open_transport(self.config, self.launch, on_lost),
+                    open_transport(self.config, self.launch, on_lost, auth),
                     client_info=Implementation(name=name, version=version),
                     message_handler=on_message,
+                    elicitation_callback=self.elicit,
                 ) as client:
                     tools = await list_tools(client)
                     info = client.server_info
@@ -233,6 +258,7 @@ class Connection:
                         tools=tools,
                         protocol=client.protocol_version,
                         server_info=f"{info.name} {info.version}".strip() if info else "",
+                        catalog=await list_catalog(client),
                     )
                     if ready.done():  # the connect gave up meanwhile
                         return
@@ -241,6 +267,7 @@ class Connection:
                     async with anyio.create_task_group() as tg:
                         if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
                             tg.start_soon(listen_for_list_changes, client, runner.relist)
+                            tg.start_soon(listen_for_catalog_changes, client, runner.recatalog)
                         await self._serve(runner, client)
                         tg.cancel_scope.cancel()
         except Exception as exc:
@@ -256,9 +283,8 @@ class Connection:
     async def _serve(self, runner: _Runner, client: Client) -> None:
         """Wait for a stop, a loss or a changed tool list (listed again at once)."""
         while True:
-            waiters = [
-                asyncio.ensure_future(e.wait()) for e in (runner.stop, runner.lost, runner.relist)
-            ]
+            events = (runner.stop, runner.lost, runner.relist, runner.recatalog)
+            waiters = [asyncio.ensure_future(e.wait()) for e in events]
             try:
                 await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -269,6 +295,13 @@ class Connection:
             if runner.lost.is_set():
                 self._lost(runner, self._gone_reason())
                 return
+            if runner.recatalog.is_set():
+                runner.recatalog.clear()
+                catalog = await list_catalog(client)
+                if catalog.key() != self.catalog.key():
+                    self.catalog = catalog  # resources may come or go: the tools are rebuilt
+                    self._set(self.state, self.error, tools_changed=True)
+                continue
             runner.relist.clear()
             try:
                 tools = await list_tools(client)
@@ -304,6 +337,8 @@ class Connection:
     ) -> Any:
         """Call ``tool`` (its remote name); returns the SDK's ``CallToolResult``.
         Raises ``ToolError`` with a sentence for the model when it cannot."""
+        if self.elicit is not None:  # what a request for input says shows in this turn
+            self.elicit.emit = emit
         runner, client = await self._ready(emit)
         try:
             result = await self._call(client, tool, args)
@@ -325,6 +360,29 @@ class Connection:
                 ) from None
         self._in_a_row = 0
         return result
+
+    async def request(
+        self, what: str, send: Callable[[Client], Awaitable[T]], emit: Callable[[AgentEvent], None]
+    ) -> T:
+        """One request other than a tool call (a prompt, a resource), within
+        the call timeout; ``ToolError`` with a sentence when it fails."""
+        runner, client = await self._ready(emit)
+        try:
+            return await asyncio.wait_for(send(client), self.call_timeout)
+        except TimeoutError:
+            raise ToolError(
+                f"{what} on MCP server {self.name!r} timed out after {self.call_timeout:g} s."
+            ) from None
+        except MCPError as exc:
+            if is_lost(exc, http=self.launch is None):
+                self._lost(runner, describe_failure(exc))
+            raise ToolError(
+                f"MCP server {self.name!r} refused {what}: {exc.message} (error {exc.code})"
+            ) from None
+        except (ValidationError, OSError, httpx2.HTTPError, anyio.BrokenResourceError) as exc:
+            raise ToolError(
+                f"MCP server {self.name!r} failed {what}: {describe_failure(exc)}"
+            ) from None
 
     async def _call(self, client: Client, tool: str, args: dict[str, Any]) -> Any:
         try:
@@ -361,6 +419,8 @@ class Connection:
             live = self._live()
             if live is not None:
                 return live
+            if self.auth is not None and self.auth.needs_login:
+                raise ToolError(f"MCP server {self.name!r} is not connected: {self._login_hint()}.")
             if self.state == "failed" and self._in_a_row >= MAX_RESTARTS_IN_A_ROW:
                 raise ToolError(
                     f"MCP server {self.name!r} is down: {self.error}. It was restarted "
@@ -410,6 +470,12 @@ class Connection:
     def _set(self, state: State, error: str | None, *, tools_changed: bool = False) -> None:
         self.state, self.error = state, error
         self._on_change(self, tools_changed)
+
+    def _login_hint(self) -> str:
+        assert self.auth is not None
+        had = self.auth.store.state() != "none"
+        why = "its login expired or was revoked" if had else "it asks for an OAuth login"
+        return f"{why}; `/mcp login {self.name}` authorizes MewCode"
 
     def _log_hint(self) -> str:
         return str(self.launch.log_path) if self.launch is not None else "the server's own logs"

@@ -39,7 +39,10 @@ from ..tools.base import Tool, ToolOutput
 from ..tools.context import RunContext
 from ..trust import TRUST_ENV, trusted_by_environment
 from .adapt import CallRemote, adapt_tool, to_output
+from .elicitation import Elicitations
 from .launch import log_path, sandbox_hint, stdio_launch
+from .logins import McpLogins
+from .offerings import resource_tools
 
 if TYPE_CHECKING:
     from ..sandbox import Sandbox
@@ -81,6 +84,8 @@ class ServerStatus:
     source: str = ""
     line: int | None = None
     server_info: str = ""
+    #: its OAuth state (``logins``), ``None`` for a server without OAuth
+    auth: str | None = None
 
 
 class McpToolset:
@@ -133,6 +138,9 @@ class McpToolset:
         self._reported: set[str] = set()
         self._changed = asyncio.Event()
         self._open = False
+        #: OAuth of the HTTP servers (the session sets its home and redactor)
+        self.logins = McpLogins(reconnect=self._reconnect_state, notify=self._notice_of)
+        self.elicitations = Elicitations(self._notice_of)  # a server asks the person
 
     # --- the Toolset protocol ---------------------------------------------------------
 
@@ -154,6 +162,7 @@ class McpToolset:
 
     async def __aexit__(self, *_: object) -> None:
         self._open = False
+        await self.logins.aclose()
         deadline = asyncio.get_running_loop().time() + CLOSE_DEADLINE
         await asyncio.gather(*(c.close(deadline) for c in self._connections.values()))
 
@@ -191,6 +200,7 @@ class McpToolset:
                     tools=sum(1 for t in self._tools if t.name.startswith(f"mcp__{name}__")),
                     restarts=conn.restarts,
                     server_info=conn.server_info or "",
+                    auth=self.logins.label(name),
                 )
             )
         return out
@@ -215,6 +225,12 @@ class McpToolset:
             await self._start([server], report=False)
         self._start_notes.pop(name, None)
         return next(s for s in self.statuses() if s.name == name)
+
+    def _notice_of(self, notice: Notice) -> None:
+        self._notices.append(notice)
+
+    async def _reconnect_state(self, name: str) -> str:
+        return (await self.reconnect(name)).state if self._open else "stopped"
 
     async def start_allowed(self) -> list[str]:
         """Start the project servers the trust allows now that were left out
@@ -275,6 +291,10 @@ class McpToolset:
             if predicate(self):
                 return
             await changed.wait()
+
+    def connections(self) -> dict[str, Connection]:
+        """The servers that are connected (or lost, and started again on use)."""
+        return {n: c for n, c in self._connections.items() if c.state in ("connected", "lost")}
 
     def state_of(self, name: str) -> str | None:
         conn = self._connections.get(name)
@@ -345,6 +365,10 @@ class McpToolset:
                 connect_timeout=server.connect_timeout or DEFAULT_CONNECT_TIMEOUT,
                 call_timeout=server.timeout or DEFAULT_CALL_TIMEOUT,
                 on_change=self._on_change,
+                auth=self.logins.for_server(
+                    server, server.connect_timeout or DEFAULT_CONNECT_TIMEOUT
+                ),
+                elicit=self.elicitations.callback(server.name),
             )
         conns = [self._connections[s.name] for s in to_start]
         await asyncio.gather(*(c.connect() for c in conns))
@@ -376,6 +400,8 @@ class McpToolset:
                     self._notice("warning", made, once=True)
                 else:
                     tools.append(made)
+        if any(c.catalog.resources or c.catalog.templates for c in self.connections().values()):
+            tools += resource_tools(self)
         tools.sort(key=lambda t: t.name)
         if _shape(tools) == _shape(self._tools):
             return

@@ -37,6 +37,7 @@ from ..config import McpServerConfig
 from ..redaction import Redactor
 from .launch import StdioLaunch
 from .log_file import open_log
+from .oauth import bounded_transport
 
 __all__ = ["open_transport"]
 
@@ -50,9 +51,13 @@ _DRAIN = 0.5  # seconds the log waits for the server's last output at the end
 
 @asynccontextmanager
 async def open_transport(
-    server: McpServerConfig, launch: StdioLaunch | None, on_lost: Callable[[], None]
+    server: McpServerConfig,
+    launch: StdioLaunch | None,
+    on_lost: Callable[[], None],
+    auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
-    """The (read, write) streams of ``server``'s transport, watched for loss."""
+    """The (read, write) streams of ``server``'s transport, watched for loss;
+    ``auth`` signs an HTTP server's requests (its OAuth, ``oauth.ServerAuth``)."""
     async with AsyncExitStack() as stack:
         if launch is not None:
             log = stack.enter_context(_ScrubbedLog.open(launch, server.name))
@@ -67,7 +72,15 @@ async def open_transport(
         else:
             assert server.url is not None
             http = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=dict(server.headers), timeout=_HTTP_TIMEOUT)
+                httpx2.AsyncClient(
+                    headers=dict(server.headers),
+                    timeout=_HTTP_TIMEOUT,
+                    auth=auth,
+                    # the SDK's OAuth requests carry no timeout of their own
+                    transport=bounded_transport(_HTTP_TIMEOUT.connect or 30.0)
+                    if auth is not None
+                    else None,
+                )
             )
             read, write = await stack.enter_async_context(
                 streamable_http_client(server.url, http_client=http)
