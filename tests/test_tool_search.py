@@ -250,6 +250,21 @@ def test_the_plan_defers_only_past_the_share() -> None:
     assert over.deferring
 
 
+def test_the_resource_tools_stay_offered_when_server_tools_are_deferred() -> None:
+    """``read_mcp_resource`` is of the MCP family but MewCode's own: deferring it
+    would hide every server's resources behind a search."""
+    from mewcode_kernel.core.mcp import McpToolset
+    from mewcode_kernel.core.mcp.offerings import resource_tools
+
+    own = resource_tools(McpToolset({}, root=Path("."), env={}))
+    offered = [builtin("read_file"), search_tools, *own, *big(10)]
+    plan = plan_tools(offered, [], window=1_000, settings=ToolSearchSettings())
+    assert plan.deferring
+    names = [s.name for s in plan.specs]
+    assert names == ["read_file", SEARCH_TOOLS, *(t.name for t in own)]
+    assert {t.name for t in plan.searchable} == {t.name for t in big(10)}
+
+
 def test_the_plan_appends_found_tools_once_and_skips_strangers() -> None:
     offered = [builtin("read_file"), search_tools, *big(10)]
     found = ["mcp__s__tool_3", "read_file", "mcp__s__tool_1", "mcp__s__tool_3", "mcp__x__nope"]

@@ -26,8 +26,10 @@ __all__ = ["ToolPlan", "deferrable", "plan_tools"]
 
 
 def deferrable(tool: Tool) -> bool:
-    """A tool whose definition may be left out of requests (an MCP server's)."""
-    return tool.family == "mcp"
+    """A tool whose definition may be left out of requests: an MCP server's
+    own (``mcp__<server>__<tool>``), never MewCode's tools for reading
+    resources, which stay offered whatever the number of servers."""
+    return tool.family == "mcp" and tool.name.startswith("mcp__")
 
 
 class ToolPlan:
