@@ -78,7 +78,9 @@ def main() -> int:
             variants[name] = lambda env=env: run_mewcode(server, root, env)
             if args.kernel:
                 os.environ["JUPYTER_PATH"] = str(install_kernelspec(tmp_path / "prefix"))
-                variants[f"{name} kernel"] = lambda env=env: kernel_first_request(server, root, env)
+                variants[f"{name} kernel"] = lambda env=env: kernel_first_request(
+                    server, root, env, idle=args.idle
+                )
         if claude is not None:
             cenv = claude_env(tmp_path, server)
             variants["claude"] = lambda: run_claude(server, root, claude, cenv)
