@@ -48,7 +48,15 @@ from ._common import get_field as _get
 from ._retry import Failure, RetryPolicy, StreamIncomplete, status_failure, stream_error_failure
 from .base import ModelRequest
 
-__all__ = ["OpenAIChunkFold", "OpenAIProvider", "fold_openai_chunks", "to_openai_request"]
+__all__ = [
+    "CallIds",
+    "OpenAIChunkFold",
+    "OpenAIProvider",
+    "fold_openai_chunks",
+    "sdk_client",
+    "to_openai_request",
+    "tool_use_ids",
+]
 
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
 _FINISH = {
@@ -178,6 +186,30 @@ class _Call:
     arguments: list[str] = field(default_factory=list)
 
 
+class CallIds:
+    """Tool-call ids for one response: a server's id when it is new to the
+    conversation, else the next free ``call_<n>``."""
+
+    def __init__(self, taken: Iterable[str] = ()) -> None:
+        self._taken = set(taken)
+        self._next = 1
+
+    def claim(self, server_id: str) -> str:
+        if server_id and server_id not in self._taken:
+            self._taken.add(server_id)
+            return server_id
+        while f"call_{self._next}" in self._taken:
+            self._next += 1
+        synthetic = f"call_{self._next}"
+        self._taken.add(synthetic)
+        return synthetic
+
+
+def tool_use_ids(request: ModelRequest) -> set[str]:
+    """The tool-call ids the conversation already holds."""
+    return {b.id for m in request.messages for b in m.content if isinstance(b, ToolUseBlock)}
+
+
 class OpenAIChunkFold:
     """Folds Chat Completions chunks into ``ModelEvent``s.
 
@@ -189,8 +221,7 @@ class OpenAIChunkFold:
     """
 
     def __init__(self, taken_ids: Iterable[str] = ()) -> None:
-        self._taken = set(taken_ids)
-        self._next_id = 1
+        self._ids = CallIds(taken_ids)
         self._text: list[str] = []
         self._refusal: list[str] = []
         self._reasoning: list[str] = []
@@ -265,18 +296,8 @@ class OpenAIChunkFold:
         if arguments:
             call.arguments.append(arguments)
         if call.name and not call.id:
-            call.id = self._claim(call.server_id)
+            call.id = self._ids.claim(call.server_id)
             out.append(ToolCallStarted(id=call.id, name=call.name))
-
-    def _claim(self, server_id: str) -> str:
-        if server_id and server_id not in self._taken:
-            self._taken.add(server_id)
-            return server_id
-        while f"call_{self._next_id}" in self._taken:
-            self._next_id += 1
-        synthetic = f"call_{self._next_id}"
-        self._taken.add(synthetic)
-        return synthetic
 
     def result(self) -> ResponseDone:
         if not self.complete:
@@ -289,7 +310,7 @@ class OpenAIChunkFold:
                 blocks.append(TextBlock(text="".join(parts)))
         calls = [c for c in self._calls if c.name or c.arguments]
         for call in calls:
-            call.id = call.id or self._claim(call.server_id)
+            call.id = call.id or self._ids.claim(call.server_id)
             blocks.append(_tool_use(call, self.finish_reason))
         return ResponseDone(
             message=Message(role="assistant", content=blocks),
@@ -336,6 +357,19 @@ def _default_max_tokens_field(base_url: str | None) -> MaxTokensField:
     return "max_tokens"
 
 
+def sdk_client(
+    api_key: str | None, base_url: str | None, http_client: httpx2.AsyncClient | None
+) -> openai.AsyncOpenAI:
+    """The OpenAI SDK's client, retries left to MewCode's policy; without a key
+    but with a ``base_url`` (a local server), a placeholder key is sent."""
+    key = api_key
+    if key is None and base_url is not None:
+        key = _NO_KEY
+    return openai.AsyncOpenAI(
+        api_key=key, base_url=base_url, http_client=http_client, max_retries=0
+    )
+
+
 class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
     """A model behind a Chat Completions endpoint (OpenAI or compatible).
 
@@ -361,15 +395,7 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
         self._max_tokens_field = max_tokens_field or _default_max_tokens_field(base_url)
 
     def _new_client(self) -> openai.AsyncOpenAI:
-        key = self._api_key
-        if key is None and self._base_url is not None:
-            key = _NO_KEY
-        return openai.AsyncOpenAI(
-            api_key=key,
-            base_url=self._base_url,
-            http_client=self._http_client,
-            max_retries=0,
-        )
+        return sdk_client(self._api_key, self._base_url, self._http_client)
 
     def _prepare(self, request: ModelRequest) -> Callable[[], AsyncGenerator[ModelEvent, None]]:
         body = to_openai_request(
@@ -378,7 +404,7 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
             request.max_tokens or self._max_tokens,
             max_tokens_field=self._max_tokens_field,
         )
-        taken = {b.id for m in request.messages for b in m.content if isinstance(b, ToolUseBlock)}
+        taken = tool_use_ids(request)
         return lambda: fold_sdk_stream(
             lambda: self._sdk().chat.completions.create(
                 **body, stream=True, stream_options={"include_usage": True}

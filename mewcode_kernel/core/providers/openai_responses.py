@@ -43,7 +43,7 @@ from ._common import REASONING_SIGNATURE, SdkProvider, fold_sdk_stream, parse_to
 from ._common import get_field as _get
 from ._retry import Failure, RetryPolicy, StreamIncomplete, stream_error_failure
 from .base import ModelRequest
-from .openai import OpenAIProvider, _images, _tool_text
+from .openai import CallIds, OpenAIProvider, _images, _text, _tool_text, sdk_client, tool_use_ids
 
 __all__ = [
     "REASONING_SIGNATURE",
@@ -53,7 +53,6 @@ __all__ = [
     "to_responses_request",
 ]
 
-_NO_KEY = "no-key"
 _KEPT_ITEMS = frozenset({"reasoning", "message", "function_call"})
 _INCOMPLETE_STOP = {"max_output_tokens": "max_tokens", "content_filter": "refusal"}
 
@@ -181,10 +180,6 @@ def to_responses_request(
 # --- response -----------------------------------------------------------------
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
 @dataclass(slots=True)
 class _Item:
     """One output item as its events arrive; ``done`` holds the final item."""
@@ -210,8 +205,7 @@ class ResponsesEventFold:
     """
 
     def __init__(self, taken_ids: Iterable[str] = ()) -> None:
-        self._taken = set(taken_ids)
-        self._next_id = 1
+        self._ids = CallIds(taken_ids)
         self._items: dict[int, _Item] = {}
         self._by_id: dict[str, _Item] = {}
         self._usage = Usage()
@@ -317,7 +311,7 @@ class ResponsesEventFold:
         if item.kind != "function_call":
             return []
         item.name = _text(_get(raw, "name"))
-        item.call_id = self._claim(_text(_get(raw, "call_id")))
+        item.call_id = self._ids.claim(_text(_get(raw, "call_id")))
         return [ToolCallStarted(id=item.call_id, name=item.name)] if item.name else []
 
     def _done(self, index: Any, raw: Any) -> None:
@@ -326,7 +320,7 @@ class ResponsesEventFold:
         if item.kind == "function_call":
             item.name = _text(_get(raw, "name")) or item.name
             if not item.call_id:
-                item.call_id = self._claim(_text(_get(raw, "call_id")))
+                item.call_id = self._ids.claim(_text(_get(raw, "call_id")))
             arguments = _get(raw, "arguments")
             if isinstance(arguments, str):
                 item.arguments = [arguments]
@@ -341,16 +335,6 @@ class ResponsesEventFold:
             if parts:
                 item.text = [_text(_get(p, "text")) for p in parts if _get(p, "type") != "refusal"]
                 item.refusal = [_text(_get(p, "refusal")) for p in parts]
-
-    def _claim(self, server_id: str) -> str:
-        if server_id and server_id not in self._taken:
-            self._taken.add(server_id)
-            return server_id
-        while f"call_{self._next_id}" in self._taken:
-            self._next_id += 1
-        synthetic = f"call_{self._next_id}"
-        self._taken.add(synthetic)
-        return synthetic
 
     def result(self) -> ResponseDone:
         if self.status is None:
@@ -380,7 +364,7 @@ class ResponsesEventFold:
         )
 
     def _tool_use(self, item: _Item) -> ToolUseBlock:
-        call_id = item.call_id or self._claim("")
+        call_id = item.call_id or self._ids.claim("")
         if not item.name:
             error = "The server sent a tool call without a name."
             return ToolUseBlock(id=call_id, name="", input={}, input_error=error)
@@ -450,12 +434,7 @@ class OpenAIResponsesProvider(SdkProvider[openai.AsyncOpenAI]):
         self._store = store
 
     def _new_client(self) -> openai.AsyncOpenAI:
-        key = self._api_key
-        if key is None and self._base_url is not None:
-            key = _NO_KEY
-        return openai.AsyncOpenAI(
-            api_key=key, base_url=self._base_url, http_client=self._http_client, max_retries=0
-        )
+        return sdk_client(self._api_key, self._base_url, self._http_client)
 
     def _prepare(self, request: ModelRequest) -> Callable[[], AsyncGenerator[ModelEvent, None]]:
         body = to_responses_request(
@@ -464,7 +443,7 @@ class OpenAIResponsesProvider(SdkProvider[openai.AsyncOpenAI]):
             request.max_tokens or self._max_tokens,
             store=self._store,
         )
-        taken = {b.id for m in request.messages for b in m.content if isinstance(b, ToolUseBlock)}
+        taken = tool_use_ids(request)
 
         async def open_stream() -> _ReadableStream:
             stream = await self._sdk().responses.create(**body, stream=True)
