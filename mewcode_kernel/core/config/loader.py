@@ -71,7 +71,7 @@ from .trust_items import (
     server_item,
 )
 
-__all__ = ["MCP_JSON", "PROJECT_CONFIG", "USER_CONFIG", "load_config"]
+__all__ = ["MCP_JSON", "PROJECT_CONFIG", "USER_CONFIG", "load_config", "server_config"]
 
 USER_CONFIG = Path(".mewcode") / "config.yaml"
 #: the user's config file inside their MewCode folder (``MEWCODE_HOME``)
@@ -244,7 +244,7 @@ def _merge_servers(
     for scope, source, entries, lines in sources:
         for name, entry in entries.items():
             earlier = out.pop(name, None)  # a replaced entry moves to its new file's place
-            server = _server(name, entry, scope, source, lines.get(name), env)
+            server = server_config(name, entry, scope, source, lines.get(name), env)
             if scope == "project":
                 # what the trust must cover for this very entry to start
                 rel = (
@@ -260,7 +260,7 @@ def _merge_servers(
     return out
 
 
-def _server(
+def server_config(
     name: str,
     entry: McpServerEntry,
     scope: McpScope,
@@ -268,6 +268,8 @@ def _server(
     line: int | None,
     env: Mapping[str, str],
 ) -> McpServerConfig:
+    """A configured server from its validated entry, ``${VAR}`` expanded in
+    its environment and headers from ``env`` (the unset ones are noted)."""
     unset: list[str] = []
 
     def expand(values: Mapping[str, str]) -> dict[str, str]:

@@ -10,11 +10,12 @@ project server: it starts only while the trust allows its exact entry.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 
-from ..config._expand import expand_vars
 from ..config._schema import McpServerEntry
+from ..config.loader import server_config
 from ..config.resolved import McpServerConfig
 from ..config.trust_items import TrustItem, server_item
 from .discover import PluginSet
@@ -52,37 +53,20 @@ def plugin_server_item(plugin: Plugin, name: str, entry: McpServerEntry) -> Trus
     return server_item(f"{plugin.label}: {plugin.server_files.get(name, '')}", name, entry)
 
 
-def _expand(values: Mapping[str, str], env: Mapping[str, str], unset: list[str]) -> dict[str, str]:
-    done: dict[str, str] = {}
-    for key, value in values.items():
-        text, missing = expand_vars(value, env)
-        unset.extend(m for m in missing if m not in unset)
-        done[key] = text
-    return done
-
-
 def plugin_servers(plugins: PluginSet, env: Mapping[str, str]) -> dict[str, McpServerConfig]:
     out: dict[str, McpServerConfig] = {}
     for plugin in plugins.plugins:
         for raw_name, raw in plugin.servers.items():
             entry = _entry(plugin, raw)
-            unset: list[str] = []
             name = server_name(plugin.name, raw_name)
-            out[name] = McpServerConfig(
-                name=name,
-                type="http" if entry.type == "http" else "stdio",
-                command=entry.command,
-                args=tuple(entry.args),
-                env=_expand(entry.env, env, unset),
-                url=entry.url,
-                headers=_expand(entry.headers, env, unset),
-                timeout=entry.timeout,
-                connect_timeout=entry.connect_timeout,
-                scope=plugin.scope,
-                unset_vars=tuple(unset),
-                source=plugin.server_files.get(raw_name, str(plugin.root)),
-                trust_item=(
-                    plugin_server_item(plugin, raw_name, raw) if plugin.scope == "project" else None
-                ),
+            config = server_config(
+                name,
+                entry,
+                plugin.scope,
+                plugin.server_files.get(raw_name, str(plugin.root)),
+                None,
+                env,
             )
+            item = plugin_server_item(plugin, raw_name, raw) if plugin.scope == "project" else None
+            out[name] = dataclasses.replace(config, trust_item=item)
     return out
