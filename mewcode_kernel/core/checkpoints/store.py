@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SessionError
+from ..fs.durable import atomic_write
 from ..ownership import ensure_private_dir
-from ..session._files import SESSIONS_DIR, atomic_write, refuse_symlinks, safe_sessions_dir
+from ..session._files import SESSIONS_DIR, refuse_symlinks, safe_sessions_dir
 from ..session.load import own_session_dirs
 from .records import TurnRecord, is_digest
 from .signing import sign, verify

@@ -19,7 +19,6 @@ import contextlib
 import hashlib
 import json
 import os
-import secrets
 import stat
 import time
 from collections.abc import Callable, Sequence
@@ -31,6 +30,7 @@ from urllib.parse import urlsplit
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import ValidationError
 
+from ..fs.durable import atomic_write
 from ..ownership import ensure_private_dir, is_mine
 
 __all__ = ["AUTH_DIR", "AuthState", "OAuthStore", "store_path"]
@@ -245,15 +245,4 @@ def _write_private(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` whole: a new ``0600`` file (never an
     existing one or a link's target) renamed over it."""
     ensure_private_dir(path.parent)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, text.encode("utf-8"))

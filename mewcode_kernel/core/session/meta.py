@@ -7,7 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ._files import META_FILE, atomic_write, read_regular
+from ..fs.durable import atomic_write
+from ._files import META_FILE, read_regular
 from .ids import session_id_time
 
 __all__ = ["META_VERSION", "PROMPT_KEEP_CHARS", "SessionMeta", "read_meta", "write_meta"]

@@ -16,8 +16,9 @@ from typing import Any
 
 from ..conversation import Conversation
 from ..errors import SessionError
+from ..fs.durable import write_all
 from ..messages import Message
-from ._files import encode_message, open_regular, read_regular, refuse_symlinks, write_all
+from ._files import encode_message, open_regular, read_regular, refuse_symlinks
 from .load import compaction_window, read_conversation
 
 __all__ = ["JsonLines", "TranscriptFile", "subagent_transcript", "task_table"]

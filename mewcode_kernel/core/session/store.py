@@ -31,18 +31,16 @@ from types import TracebackType
 from typing import Any
 
 from ..errors import SessionError
+from ..fs.durable import atomic_write, fsync_dir, write_all
 from ..messages import Message
 from ..prompt.turn import prompt_text
 from ._files import (
     COMPACT_MARKER,
     CONVERSATION_FILE,
-    atomic_write,
     encode_marker,
     encode_message,
-    fsync_dir,
     open_regular,
     sessions_dir,
-    write_all,
 )
 from .ids import claim_session_dir
 from .load import LoadedSession, first_prompt_in, load_session, resolve_session_id

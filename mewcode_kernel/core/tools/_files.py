@@ -4,12 +4,12 @@ call them through ``asyncio.to_thread``)."""
 from __future__ import annotations
 
 import codecs
-import contextlib
 import os
 from pathlib import Path
 
 from ..errors import ToolError
 from ..fs import atomic_write_within
+from ..fs.durable import fsync_dir
 from .context import FileCheckpoints
 
 __all__ = [
@@ -92,16 +92,7 @@ def atomic_write_text(
     if checkpoints is not None:
         checkpoints.before_write(path, shown or path.name)
     atomic_write_within(path, data, roots)
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
     if checkpoints is not None:
         checkpoints.after_write(path, data)
     return existed
-
-
-def _fsync_dir(directory: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
