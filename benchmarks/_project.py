@@ -4,13 +4,16 @@ and the environment of the processes they start (no keys, no user config)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from mewcode_kernel.testing import scrubbed_env
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 
-__all__ = ["bench_env", "scripted_project"]
+__all__ = ["bench_env", "cell_messages", "scripted_project", "started_kernel"]
 
 
 def scripted_project(tmp_path: Path, base_url: str) -> Path:
@@ -33,3 +36,33 @@ def bench_env(tmp_path: Path, pythonpath: str | None = None) -> dict[str, str]:
     env = scrubbed_env(HOME=str(tmp_path / "home"), MEWCODE_TRUST_PROJECT="1")
     env["PYTHONPATH"] = pythonpath or os.environ.get("PYTHONPATH") or str(CHECKOUT)
     return env
+
+
+@contextmanager
+def started_kernel(root: Path, env: dict[str, str]) -> Iterator[Any]:
+    """A client of a fresh ``mewcode`` kernel in ``root``, once it is ready;
+    the kernel is shut down afterwards."""
+    from jupyter_client.manager import KernelManager
+
+    km = KernelManager(kernel_name="mewcode")
+    km.start_kernel(cwd=str(root), env=env)
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        yield kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def cell_messages(kc: Any, msg_id: str, timeout: float) -> Iterator[dict[str, Any]]:
+    """The iopub messages of the execution ``msg_id``, up to and including its
+    ``idle`` status."""
+    while True:
+        msg = kc.get_iopub_msg(timeout=timeout)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        yield msg
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from _project import bench_env, scripted_project
+from _project import bench_env, cell_messages, scripted_project, started_kernel
 
 from mewcode_kernel.testing.wire import ScriptedServer, WireReply, reply
 
@@ -208,33 +208,19 @@ def kernel_first_request(
     """The first ``%%agent`` cell of a fresh kernel: from execute to the first
     request, the cell run ``idle`` seconds after the kernel is ready (0: at
     once, as "Run all" does; a person takes a few seconds to type a prompt)."""
-    from jupyter_client.manager import KernelManager
-
     _script(server, root)
-    km = KernelManager(kernel_name="mewcode")
-    km.start_kernel(cwd=str(root), env=env)
-    kc = km.client()
-    kc.start_channels()
-    try:
-        kc.wait_for_ready(timeout=60)
+    with started_kernel(root, env) as kc:
         if idle:
             time.sleep(idle)  # the person typing: what the benchmark measures, not a wait
         first = server.mark()
         start = time.monotonic()
         msg_id = kc.execute(f"%%agent\n{PROMPT}", allow_stdin=True)
-        while True:
-            msg = kc.get_iopub_msg(timeout=120)
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-                break
+        for _ in cell_messages(kc, msg_id, timeout=120):
+            pass
         got = server.mark() - first
         if got != TURNS + 1:
             raise RuntimeError(f"kernel run made {got} requests, not {TURNS + 1}")
         return server.figures(first, start)
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
 
 
 def mewcode_env(tmp: Path, pythonpath: str | None) -> dict[str, str]:

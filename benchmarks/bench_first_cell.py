@@ -21,8 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _project import bench_env, scripted_project
-from jupyter_client.manager import KernelManager
+from _project import bench_env, cell_messages, scripted_project, started_kernel
 
 from mewcode_kernel.testing import install_kernelspec
 from mewcode_kernel.testing.wire import ScriptedServer, reply
@@ -32,20 +31,12 @@ ANSWER = "Hello from the scripted model."
 
 def one_run(root: Path, env: dict[str, str], server: ScriptedServer, idle: float) -> list[float]:
     server.add(reply(text=ANSWER))
-    km = KernelManager(kernel_name="mewcode")
-    km.start_kernel(cwd=str(root), env=env)
-    kc = km.client()
-    kc.start_channels()
-    try:
-        kc.wait_for_ready(timeout=60)
+    with started_kernel(root, env) as kc:
         time.sleep(idle)
         start = time.monotonic()
         msg_id = kc.execute("%%agent\nSay hello.", allow_stdin=True)
         first = text = None
-        while True:
-            msg = kc.get_iopub_msg(timeout=60)
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
+        for msg in cell_messages(kc, msg_id, timeout=60):
             now = time.monotonic() - start
             kind = msg["msg_type"]
             if kind in ("display_data", "stream", "update_display_data", "error"):
@@ -54,11 +45,7 @@ def one_run(root: Path, env: dict[str, str], server: ScriptedServer, idle: float
                 data = msg["content"].get("data", {})
                 if text is None and ANSWER in str(data.get("text/markdown", "")):
                     text = now
-            if kind == "status" and msg["content"]["execution_state"] == "idle":
-                return [first or now, text or now, now]
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
+        return [first or now, text or now, now]
 
 
 def main() -> int:

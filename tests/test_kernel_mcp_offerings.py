@@ -21,8 +21,7 @@ from tests._kernel import (  # noqa: F401
     Kernel,
     anthropic_openai_config,
     jupyter_path,
-    kernel_env,
-    running_kernel,
+    kernel,
     script,
     server,
 )
@@ -52,14 +51,6 @@ def project(
         + servers_yaml(servers, allow=["mcp__everything__*"])
     )
     return root
-
-
-@pytest.fixture(scope="module")
-def kernel(
-    tmp_path_factory: pytest.TempPathFactory, project: Path, jupyter_path: Path
-) -> Iterator[Kernel]:
-    with running_kernel(project, kernel_env(tmp_path_factory.mktemp("home"))) as k:
-        yield k
 
 
 def last_user_text(body: dict[str, Any]) -> str:
